@@ -1,0 +1,56 @@
+import { Type, type Static, type TSchema } from 'typebox';
+
+/** A real calendar date, 'YYYY-MM-DD' (the validator rejects 2026-02-30). */
+export const DateString = Type.String({ format: 'date', description: 'Calendar date, YYYY-MM-DD' });
+export const DateTimeString = Type.String({ format: 'date-time', description: 'UTC instant, ISO-8601' });
+export const Uuid = Type.String({ format: 'uuid', description: 'Resource id (UUID)' });
+
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/**
+ * Caller-owned string map. Keys 1..40 characters, values at most 500 characters, at most 50 keys
+ * (the spec bounds keys and values; the key count bound is ours, documented in docs/api-conventions.md).
+ */
+export const Metadata = Type.Unsafe<Record<string, string>>({
+  type: 'object',
+  propertyNames: { minLength: 1, maxLength: 40 },
+  additionalProperties: { type: 'string', maxLength: 500 },
+  maxProperties: 50,
+  description: 'String-to-string map: keys 1..40 characters, values up to 500 characters, at most 50 keys',
+});
+
+export const VatExemptionReason = Type.Union(
+  [Type.Literal('ML13'), Type.Literal('OMVENDT'), Type.Literal('EU_VARE'), Type.Literal('EKSPORT')],
+  { description: 'Why a line carries no VAT; printed on the invoice in the customer\'s language' },
+);
+
+export const ListQuery = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Page size, 1..200' })),
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, description: 'Opaque cursor from meta.nextCursor' })),
+};
+
+export const IdParam = (name: string) => Type.Object({ [name]: Uuid }, { additionalProperties: false });
+
+export const ErrorBody = Type.Object(
+  {
+    error: Type.Object({
+      code: Type.String(),
+      message: Type.String(),
+      details: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+      requestId: Type.String(),
+    }),
+  },
+  { title: 'Error', description: 'Error envelope' },
+);
+
+export const Meta = Type.Object({}, { additionalProperties: true, description: 'Response metadata' });
+export const ListMeta = Type.Object(
+  { nextCursor: Nullable(Type.String()) },
+  { additionalProperties: true },
+);
+
+/** `{data, meta}` success envelope around a resource. */
+export const Envelope = <T extends TSchema>(data: T) => Type.Object({ data, meta: Meta });
+export const ListEnvelope = <T extends TSchema>(item: T) => Type.Object({ data: Type.Array(item), meta: ListMeta });
+
+export type Paginated = Static<typeof ListMeta>;

@@ -1,0 +1,95 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import secureJson from 'secure-json-parse';
+import type { Config } from '../shared/config.ts';
+import type { Db } from '../shared/db.ts';
+import type { Keyring } from '../shared/crypto.ts';
+import { DomainError } from '../shared/errors.ts';
+import { randomToken } from '../shared/crypto.ts';
+import { registerErrorHandling } from './plugins/errors.ts';
+import { ApiKeyCache, createAuthenticate } from './plugins/auth.ts';
+import { createRateLimiter } from './plugins/rate-limit.ts';
+import { isMutating, requireIdempotencyKey } from './idempotency.ts';
+import { createValidatorCompiler } from './validation.ts';
+import { registerOpenApi } from './openapi.ts';
+import { registerHealthRoutes, type ReadinessProbe } from './routes/health.ts';
+import { registerV1Routes } from './routes/v1/index.ts';
+import './context.ts';
+
+export interface AppDeps {
+  db: Db;
+  keyring: Keyring;
+  config: Pick<Config, 'rateLimitDefault' | 'rateLimitDocument' | 'authCacheTtlMs' | 'logLevel'>;
+  /** Extra readiness checks beyond PostgreSQL (Restate, when the stack has one). */
+  readiness?: ReadinessProbe[];
+  /** Where logs go; defaults to stdout. Tests pass a stream to read them. */
+  logStream?: NodeJS.WritableStream;
+  authCache?: ApiKeyCache;
+  /** Lets tests add routes (e.g. a document-class route) before the app is sealed. */
+  extraRoutes?: (app: FastifyInstance, deps: AppDeps) => void;
+}
+
+const SENSITIVE_QUERY = /([?&](?:email|phone)=)[^&]*/gi;
+
+/** The request line as logged: query values that could be personal data are masked. */
+export const redactUrl = (url: string): string => url.replace(SENSITIVE_QUERY, '$1[redacted]');
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const loggerOpts: FastifyServerOptions['logger'] = {
+    level: deps.config.logLevel,
+    ...(deps.logStream ? { stream: deps.logStream } : {}),
+    // Bodies are never logged; headers are not either (they carry keys). Only the masked request line.
+    serializers: {
+      req: (req: { method: string; url: string; id: string }) => ({ method: req.method, url: redactUrl(req.url), id: req.id }),
+      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+    },
+  };
+  const app = Fastify({
+    logger: loggerOpts,
+    genReqId: () => `req_${randomToken(12)}`,
+    bodyLimit: 1024 * 1024,
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+
+  app.setValidatorCompiler(createValidatorCompiler());
+  app.decorateRequest('idempotencyKey', undefined);
+
+  // JSON only. An empty body is "no body" (POST …/issue without one is fine); anything unparsable is invalid_json.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    const text = body as string;
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
+    } catch {
+      done(new DomainError('invalid_json', 'The request body is not valid JSON.'), undefined);
+    }
+  });
+
+  app.addHook('onRequest', (req, reply, done) => {
+    reply.header('Request-Id', req.id);
+    done();
+  });
+
+  registerErrorHandling(app);
+
+  const cache = deps.authCache ?? new ApiKeyCache(deps.config.authCacheTtlMs);
+  const authenticate = createAuthenticate(deps.db, cache);
+  const rateLimit = createRateLimiter({ default: deps.config.rateLimitDefault, document: deps.config.rateLimitDocument });
+  app.addHook('onRoute', (route) => {
+    if (!route.config?.scope) return;
+    const own = route.onRequest ? [route.onRequest].flat() : [];
+    route.onRequest = [authenticate, rateLimit, ...own];
+    if (isMutating(route.method)) {
+      const pre = route.preValidation ? [route.preValidation].flat() : [];
+      route.preValidation = [requireIdempotencyKey, ...pre];
+    }
+  });
+
+  await registerOpenApi(app);
+  registerHealthRoutes(app, deps.db, deps.readiness ?? []);
+  await app.register(async (v1) => registerV1Routes(v1, deps), { prefix: '/v1' });
+  deps.extraRoutes?.(app, deps);
+  await app.ready();
+  return app;
+}

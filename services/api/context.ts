@@ -1,0 +1,27 @@
+import type { Scope } from '../../contracts/scopes.ts';
+
+/** Who is calling: resolved from the bearer key by the auth hook, read by every route. */
+export interface AuthContext {
+  organizationId: string;
+  keyId: string;
+  scopes: ReadonlySet<string>;
+  sandbox: boolean;
+}
+
+export type RateClass = 'default' | 'document';
+
+/** Per-route settings, declared next to each route as `config`. */
+export interface RouteSettings {
+  /** The scope the operation requires (spec section 4). Routes without one are public (health, docs). */
+  scope?: Scope;
+  rateClass?: RateClass;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    auth: AuthContext;
+    idempotencyKey: string | undefined;
+  }
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- declaration merging adds our settings
+  interface FastifyContextConfig extends RouteSettings {}
+}

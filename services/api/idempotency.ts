@@ -1,0 +1,154 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Db, Tx } from '../shared/db.ts';
+import type { Keyring } from '../shared/crypto.ts';
+import { DomainError } from '../shared/errors.ts';
+import { errorBody } from './plugins/errors.ts';
+
+/**
+ * Idempotent mutations (spec 1.4, decisions.md "Idempotency").
+ *
+ * Invariant: a stored response exists exactly when its effect was committed. `mutate` runs the use case and
+ * inserts the response into idempotency_keys in one transaction. Concurrent requests with the same key are told
+ * apart by a transaction-scoped advisory lock (the loser gets 409 idempotency_in_progress); should two ever get
+ * past it, the primary key on (organisation, key) makes the second transaction roll back and replay the first.
+ * A crash at any point rolls back both the effect and the key, so a retry simply runs again.
+ */
+export interface MutationResult {
+  status: number;
+  data?: unknown;
+  meta?: Record<string, unknown>;
+  location?: string;
+}
+
+const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+export function isMutating(method: string | string[]): boolean {
+  return (Array.isArray(method) ? method : [method]).some((m) => MUTATING.has(m.toUpperCase()));
+}
+
+/** preValidation hook of mutating routes: the key must be present and 8..128 printable characters. */
+export function requireIdempotencyKey(req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+  const raw = req.headers['idempotency-key'];
+  const key = Array.isArray(raw) ? raw[0] : raw;
+  if (key === undefined || key === '') {
+    return done(new DomainError('idempotency_key_missing', 'Mutating requests need an Idempotency-Key header (8..128 characters).'));
+  }
+  if (key.length < 8 || key.length > 128 || !/^[\x21-\x7e]+$/.test(key)) {
+    return done(new DomainError('idempotency_key_invalid', 'The Idempotency-Key must be 8..128 printable characters without spaces.'));
+  }
+  req.idempotencyKey = key;
+  done();
+}
+
+/** Canonical JSON: object keys sorted at every depth, so key order never changes the hash. */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const obj = value as Record<string, unknown>;
+  return `{${Object.keys(obj)
+    .sort()
+    .filter((k) => obj[k] !== undefined)
+    .map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`)
+    .join(',')}}`;
+}
+
+function requestHash(keyring: Keyring, req: FastifyRequest): Buffer {
+  const [path, query = ''] = req.url.split('?', 2) as [string, string?];
+  const flags = new URLSearchParams(query);
+  flags.sort();
+  return keyring.mac(`idempotency\n${req.method}\n${path}\n${flags.toString()}\n${canonicalJson(req.body ?? null)}`);
+}
+
+interface StoredResponse {
+  request_hash: Buffer;
+  response_status: number;
+  response_body: Buffer | null;
+  response_location: string | null;
+}
+
+class LostRace extends Error {}
+
+export interface MutationDeps {
+  db: Db;
+  keyring: Keyring;
+}
+
+export async function mutate(
+  deps: MutationDeps,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  useCase: (tx: Tx) => Promise<MutationResult>,
+): Promise<FastifyReply> {
+  const { db, keyring } = deps;
+  const org = req.auth.organizationId;
+  const key = req.idempotencyKey!;
+  const hash = requestHash(keyring, req);
+  const lockId = keyring.mac(`idempotency-lock\n${org}\n${key}`).readBigInt64BE(0).toString();
+
+  for (let attempt = 0; ; attempt++) {
+    let outcome: { stored: StoredResponse } | { result: MutationResult; body: string | null };
+    try {
+      outcome = await db.tx(async (tx) => {
+        const [probe] = await tx<({ locked: boolean } & Partial<StoredResponse>)[]>`
+          SELECT pg_try_advisory_xact_lock(${lockId}::bigint) AS locked,
+                 k.request_hash, k.response_status, k.response_body, k.response_location
+          FROM (SELECT 1) AS one
+          LEFT JOIN idempotency_keys k ON k.organization_id = ${org} AND k.key = ${key}`;
+        if (!probe!.locked) {
+          throw new DomainError('idempotency_in_progress', 'A request with this Idempotency-Key is still being processed; retry shortly.', {
+            headers: { 'Retry-After': '1' },
+          });
+        }
+        if (probe!.response_status != null) return { stored: probe as StoredResponse };
+        const result = await useCase(tx);
+        const body = result.status === 204 ? null : JSON.stringify({ data: result.data ?? null, meta: result.meta ?? {} });
+        const inserted = await tx`
+          INSERT INTO idempotency_keys (organization_id, key, request_hash, response_status, response_body, response_location)
+          VALUES (${org}, ${key}, ${hash}, ${result.status}, ${body === null ? null : keyring.encrypt(body)}, ${result.location ?? null})
+          ON CONFLICT DO NOTHING RETURNING 1`;
+        if (inserted.length === 0) throw new LostRace();
+        return { result, body };
+      });
+    } catch (err) {
+      if (err instanceof LostRace && attempt < 3) continue;
+      if (err instanceof DomainError && !err.code.startsWith('idempotency_')) await storeError(deps, req, hash, err);
+      throw err;
+    }
+    if ('stored' in outcome) return replay(keyring, req, reply, hash, outcome.stored);
+    const { result, body } = outcome;
+    if (result.location) reply.header('Location', result.location);
+    reply.code(result.status);
+    if (body === null) return reply.send();
+    return reply.type('application/json; charset=utf-8').send(body);
+  }
+}
+
+/**
+ * A business rejection (404, 409, 422) is part of the key's history too: retrying the same request replays it.
+ * It has no effect to be atomic with, so it is written on its own; the first writer wins.
+ */
+async function storeError(deps: MutationDeps, req: FastifyRequest, hash: Buffer, err: DomainError): Promise<void> {
+  const body = JSON.stringify(errorBody(req, err));
+  await deps.db.tx(
+    (tx) => tx`
+      INSERT INTO idempotency_keys (organization_id, key, request_hash, response_status, response_body)
+      VALUES (${req.auth.organizationId}, ${req.idempotencyKey!}, ${hash}, ${err.status}, ${deps.keyring.encrypt(body)})
+      ON CONFLICT DO NOTHING`,
+  );
+}
+
+function replay(keyring: Keyring, req: FastifyRequest, reply: FastifyReply, hash: Buffer, stored: StoredResponse): FastifyReply {
+  if (!hash.equals(stored.request_hash)) {
+    throw new DomainError(
+      'idempotency_conflict',
+      'This Idempotency-Key was already used with a different request (method, path, query flags or body).',
+    );
+  }
+  reply.header('Idempotent-Replayed', 'true');
+  if (stored.response_location) reply.header('Location', stored.response_location);
+  reply.code(stored.response_status);
+  if (!stored.response_body) return reply.send();
+  const body = JSON.parse(keyring.decrypt(stored.response_body)) as { meta?: Record<string, unknown> };
+  if (body.meta) body.meta.replayed = true;
+  return reply.type('application/json; charset=utf-8').send(JSON.stringify(body));
+}

@@ -1,0 +1,90 @@
+import type { FastifyRequest } from 'fastify';
+import type { Db } from '../../shared/db.ts';
+import { sha256 } from '../../shared/crypto.ts';
+import { DomainError } from '../../shared/errors.ts';
+import { API_KEYS_CHANNEL, findApiKeyByHash, type ApiKeyRecord } from '../../organizations/api-key-queries.ts';
+import type { AuthContext } from '../context.ts';
+
+const KEY_RE = /^sk_(live|test)_[0-9A-Za-z]{20,64}$/;
+
+const unauthenticated = (why: string) => new DomainError('unauthenticated', why);
+
+/**
+ * Resolves `Authorization: Bearer sk_…` to an organisation and scopes.
+ *
+ * Keys are looked up by their SHA-256 and cached in memory, so an authenticated read costs one query, not two.
+ * The cache is kept honest by PostgreSQL notifications: revoking a key (operator command) notifies every API
+ * process, which drops the entry at once; a reconnect of the listener clears the whole cache, and entries expire
+ * after AUTH_CACHE_TTL_MS in any case.
+ */
+export class ApiKeyCache {
+  private readonly entries = new Map<string, { ctx: AuthContext; expires: number }>();
+  private readonly ttlMs: number;
+  constructor(ttlMs: number) {
+    this.ttlMs = ttlMs;
+  }
+
+  get(hashHex: string): AuthContext | undefined {
+    const e = this.entries.get(hashHex);
+    if (!e) return undefined;
+    if (e.expires < Date.now()) {
+      this.entries.delete(hashHex);
+      return undefined;
+    }
+    return e.ctx;
+  }
+
+  set(hashHex: string, ctx: AuthContext): void {
+    if (this.ttlMs === 0) return;
+    if (this.entries.size > 100_000) this.entries.clear();
+    this.entries.set(hashHex, { ctx, expires: Date.now() + this.ttlMs });
+  }
+
+  evict(hashHex: string): void {
+    this.entries.delete(hashHex);
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+}
+
+export async function listenForKeyChanges(db: Db, cache: ApiKeyCache): Promise<() => Promise<void>> {
+  const sub = await db.sql.listen(
+    API_KEYS_CHANNEL,
+    (payload) => (payload ? cache.evict(payload) : cache.clear()),
+    () => cache.clear(),
+  );
+  return () => sub.unlisten();
+}
+
+function toContext(rec: ApiKeyRecord): AuthContext {
+  return { organizationId: rec.organizationId, keyId: rec.keyId, scopes: new Set(rec.scopes), sandbox: rec.sandbox };
+}
+
+/** The onRequest hook of every scoped route: authenticates, then checks the route's scope. */
+export function createAuthenticate(db: Db, cache: ApiKeyCache): (req: FastifyRequest) => Promise<void> {
+  return async (req) => {
+    const header = req.headers.authorization;
+    if (!header) throw unauthenticated('Send your API key as "Authorization: Bearer sk_…".');
+    const match = /^Bearer +(\S+)$/i.exec(header);
+    if (!match) throw unauthenticated('The Authorization header must read "Bearer <API key>".');
+    const key = match[1]!;
+    if (!KEY_RE.test(key)) throw unauthenticated('That is not a valid API key.');
+    const hashHex = sha256(key).toString('hex');
+    let ctx = cache.get(hashHex);
+    if (!ctx) {
+      const rec = await db.read((sql) => findApiKeyByHash(sql, Buffer.from(hashHex, 'hex')));
+      if (!rec || rec.revoked) throw unauthenticated('That API key is unknown or has been revoked.');
+      ctx = toContext(rec);
+      cache.set(hashHex, ctx);
+    }
+    req.auth = ctx;
+    const scope = req.routeOptions.config.scope;
+    if (scope && !ctx.scopes.has(scope)) {
+      throw new DomainError('insufficient_scope', `This operation requires the ${scope} scope, which the key does not hold.`, {
+        details: [{ path: '', message: `required scope: ${scope}` }],
+      });
+    }
+  };
+}

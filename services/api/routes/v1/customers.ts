@@ -1,0 +1,148 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { Envelope, ListEnvelope } from '../../../../contracts/common.ts';
+import {
+  Customer,
+  CustomerCreate,
+  CustomerListQuery,
+  CustomerPatch,
+  Department,
+  DepartmentCreate,
+  DepartmentListQuery,
+} from '../../../../contracts/customers.ts';
+import { createCustomer } from '../../../customers/create-customer.ts';
+import { getCustomer } from '../../../customers/get-customer.ts';
+import { listCustomers } from '../../../customers/list-customers.ts';
+import { updateCustomer } from '../../../customers/update-customer.ts';
+import { createDepartment } from '../../../customers/create-department.ts';
+import { listDepartments } from '../../../customers/list-departments.ts';
+import { deleteDepartment } from '../../../customers/delete-department.ts';
+import { mutate } from '../../idempotency.ts';
+import type { AppDeps } from '../../app.ts';
+
+const CustomerParams = Type.Object({ customerId: Type.String({ description: 'Customer id (UUID)' }) }, { additionalProperties: false });
+const DepartmentParams = Type.Object(
+  { customerId: Type.String({ description: 'Customer id (UUID)' }), departmentId: Type.String({ description: 'Department id (UUID)' }) },
+  { additionalProperties: false },
+);
+const tags = ['Customers'];
+
+export function customerRoutes(app: FastifyInstance, deps: AppDeps): void {
+  const { db, keyring } = deps;
+
+  app.get<{ Querystring: CustomerListQuery }>(
+    '/customers',
+    {
+      config: { scope: 'customers:read' },
+      schema: {
+        summary: 'List customers, newest first',
+        description: 'Filters are exact matches. `email` is matched through a keyed hash; there is no free-text search.',
+        tags,
+        querystring: CustomerListQuery,
+        response: { 200: ListEnvelope(Customer) },
+      },
+    },
+    async (req) => {
+      const { items, nextCursor } = await db.read((sql) => listCustomers(sql, keyring, req.auth.organizationId, req.query));
+      return { data: items, meta: { nextCursor } };
+    },
+  );
+
+  app.post<{ Body: CustomerCreate }>(
+    '/customers',
+    {
+      config: { scope: 'customers:write' },
+      schema: { summary: 'Create a customer', tags, body: CustomerCreate, response: { 201: Envelope(Customer) } },
+    },
+    (req, reply) =>
+      mutate(deps, req, reply, async (tx) => {
+        const customer = await createCustomer(tx, keyring, req.auth.organizationId, req.body);
+        return { status: 201, data: customer, location: `/v1/customers/${customer.id}` };
+      }),
+  );
+
+  app.get<{ Params: { customerId: string } }>(
+    '/customers/:customerId',
+    {
+      config: { scope: 'customers:read' },
+      schema: { summary: 'Get a customer', tags, params: CustomerParams, response: { 200: Envelope(Customer) } },
+    },
+    async (req) => ({
+      data: await db.read((sql) => getCustomer(sql, keyring, req.auth.organizationId, req.params.customerId)),
+      meta: {},
+    }),
+  );
+
+  app.patch<{ Params: { customerId: string }; Body: CustomerPatch }>(
+    '/customers/:customerId',
+    {
+      config: { scope: 'customers:write' },
+      schema: {
+        summary: 'Update a customer (partial)',
+        description: 'Omitted fields are kept, `null` clears a field, a value replaces it (objects as a whole). Last write wins.',
+        tags,
+        params: CustomerParams,
+        body: CustomerPatch,
+        response: { 200: Envelope(Customer) },
+      },
+    },
+    (req, reply) =>
+      mutate(deps, req, reply, async (tx) => ({
+        status: 200,
+        data: await updateCustomer(tx, keyring, req.auth.organizationId, req.params.customerId, req.body),
+      })),
+  );
+
+  app.get<{ Params: { customerId: string }; Querystring: { limit?: number; cursor?: string } }>(
+    '/customers/:customerId/departments',
+    {
+      config: { scope: 'customers:read' },
+      schema: {
+        summary: "List a customer's departments",
+        description: 'Ordered by sortOrder, then name.',
+        tags,
+        params: CustomerParams,
+        querystring: DepartmentListQuery,
+        response: { 200: ListEnvelope(Department) },
+      },
+    },
+    async (req) => {
+      const { items, nextCursor } = await db.read((sql) =>
+        listDepartments(sql, keyring, req.auth.organizationId, req.params.customerId, req.query),
+      );
+      return { data: items, meta: { nextCursor } };
+    },
+  );
+
+  app.post<{ Params: { customerId: string }; Body: DepartmentCreate }>(
+    '/customers/:customerId/departments',
+    {
+      config: { scope: 'customers:write' },
+      schema: { summary: 'Add a department to a customer', tags, params: CustomerParams, body: DepartmentCreate, response: { 201: Envelope(Department) } },
+    },
+    (req, reply) =>
+      mutate(deps, req, reply, async (tx) => ({
+        status: 201,
+        data: await createDepartment(tx, keyring, req.auth.organizationId, req.params.customerId, req.body),
+      })),
+  );
+
+  app.delete<{ Params: { customerId: string; departmentId: string } }>(
+    '/customers/:customerId/departments/:departmentId',
+    {
+      config: { scope: 'customers:write' },
+      schema: {
+        summary: 'Delete a department',
+        description: 'Idempotent: deleting an already deleted department answers 204 again.',
+        tags,
+        params: DepartmentParams,
+        response: { 204: Type.Null({ description: 'Deleted' }) },
+      },
+    },
+    (req, reply) =>
+      mutate(deps, req, reply, async (tx) => {
+        await deleteDepartment(tx, req.auth.organizationId, req.params.customerId, req.params.departmentId);
+        return { status: 204 };
+      }),
+  );
+}

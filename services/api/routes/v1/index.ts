@@ -1,0 +1,9 @@
+import type { FastifyInstance } from 'fastify';
+import type { AppDeps } from '../../app.ts';
+import { discoveryRoutes } from './discovery.ts';
+import { customerRoutes } from './customers.ts';
+
+export function registerV1Routes(app: FastifyInstance, deps: AppDeps): void {
+  discoveryRoutes(app);
+  customerRoutes(app, deps);
+}

@@ -1,0 +1,34 @@
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { FastifySchema, FastifySchemaCompiler } from 'fastify';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv, opts?: unknown) => Ajv;
+
+/**
+ * Two validators with different manners. Bodies are strict: no coercion, no defaults, no silently removed
+ * properties; an unknown property is a 400. Query strings and path parameters arrive as text, so there numbers
+ * and booleans are coerced and defaults applied, but unknown parameters are still refused.
+ */
+function makeAjv(coerce: boolean): Ajv {
+  const ajv = new Ajv({
+    allErrors: true,
+    strict: false,
+    coerceTypes: coerce,
+    useDefaults: coerce,
+    removeAdditional: false,
+    allowUnionTypes: true,
+  });
+  // full mode: dates are checked against the calendar (2026-02-30 is refused), times need an offset.
+  addFormats(ajv, { mode: 'full', formats: ['date', 'date-time', 'uuid', 'email', 'uri'] });
+  return ajv;
+}
+
+export function createValidatorCompiler(): FastifySchemaCompiler<FastifySchema> {
+  const bodyAjv = makeAjv(false);
+  const paramAjv = makeAjv(true);
+  return ({ schema, httpPart }) => {
+    const ajv = httpPart === 'body' ? bodyAjv : paramAjv;
+    const validate: ValidateFunction = ajv.compile(schema as object);
+    return validate;
+  };
+}

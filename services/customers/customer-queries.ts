@@ -1,0 +1,57 @@
+import type { Customer, Address } from '../../contracts/customers.ts';
+import type { Keyring } from '../shared/crypto.ts';
+
+/** The columns every customer read selects, and how a row becomes the API shape (decrypting e-mail and phone). */
+export interface CustomerRow {
+  id: string;
+  type: 'person' | 'company';
+  name: string;
+  cvr: string | null;
+  address: Address | null;
+  email_enc: Buffer | null;
+  phone_enc: Buffer | null;
+  has_cpr: boolean;
+  contact_person: string | null;
+  language: 'da' | 'en' | null;
+  external_reference: string | null;
+  metadata: Record<string, string> | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const CUSTOMER_COLUMNS = [
+  'id', 'type', 'name', 'cvr', 'address', 'email_enc', 'phone_enc', 'contact_person', 'language',
+  'external_reference', 'metadata', 'created_at', 'updated_at',
+] as const;
+
+export function toCustomer(keyring: Keyring, r: CustomerRow): Customer {
+  return {
+    id: r.id,
+    type: r.type,
+    name: r.name,
+    cvr: r.cvr,
+    address: r.address,
+    email: r.email_enc ? keyring.decrypt(r.email_enc) : null,
+    phone: r.phone_enc ? keyring.decrypt(r.phone_enc) : null,
+    contactPerson: r.contact_person,
+    language: r.language,
+    externalReference: r.external_reference,
+    metadata: r.metadata,
+    hasCpr: r.has_cpr,
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+  };
+}
+
+/** Encrypted columns for e-mail and phone, plus the blind index that makes `?email=` an exact-match lookup. */
+export function personalColumns(keyring: Keyring, input: { email?: string | null; phone?: string | null }) {
+  const out: { email_enc?: Buffer | null; email_bidx?: Buffer | null; phone_enc?: Buffer | null } = {};
+  if (input.email !== undefined) {
+    out.email_enc = input.email === null ? null : keyring.encrypt(input.email);
+    out.email_bidx = input.email === null ? null : emailIndex(keyring, input.email);
+  }
+  if (input.phone !== undefined) out.phone_enc = input.phone === null ? null : keyring.encrypt(input.phone);
+  return out;
+}
+
+export const emailIndex = (keyring: Keyring, email: string): Buffer => keyring.blindIndex('customer-email', email);

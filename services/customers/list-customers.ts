@@ -1,0 +1,36 @@
+import type { Customer, CustomerListQuery } from '../../contracts/customers.ts';
+import type { Keyring } from '../shared/crypto.ts';
+import type { Queryable } from '../shared/db.ts';
+import { decodeCursor, encodeCursor, page, type CursorScope } from '../shared/cursor.ts';
+import { CUSTOMER_COLUMNS, emailIndex, toCustomer, type CustomerRow } from './customer-queries.ts';
+
+/**
+ * Newest first, keyset on the time-ordered id: rows inserted while a client pages are never skipped or repeated
+ * (they sort before the cursor and show up on the next full read).
+ */
+export async function listCustomers(
+  sql: Queryable,
+  keyring: Keyring,
+  organizationId: string,
+  q: CustomerListQuery,
+): Promise<{ items: Customer[]; nextCursor: string | null }> {
+  const limit = q.limit ?? 50;
+  const scope: CursorScope = {
+    organizationId,
+    list: 'customers',
+    filters: [q.cvr ?? null, q.email ?? null, q.externalReference ?? null],
+  };
+  const after = q.cursor ? (decodeCursor(keyring, scope, q.cursor)[0] as string) : null;
+  const rows = await sql<CustomerRow[]>`
+    SELECT ${sql(CUSTOMER_COLUMNS)}, cpr_enc IS NOT NULL AS has_cpr
+    FROM customers
+    WHERE organization_id = ${organizationId}
+      ${q.cvr !== undefined ? sql`AND cvr = ${q.cvr}` : sql``}
+      ${q.email !== undefined ? sql`AND email_bidx = ${emailIndex(keyring, q.email)}` : sql``}
+      ${q.externalReference !== undefined ? sql`AND external_reference = ${q.externalReference}` : sql``}
+      ${after ? sql`AND id < ${after}` : sql``}
+    ORDER BY id DESC
+    LIMIT ${limit + 1}`;
+  const { items, nextCursor } = page(rows, limit, (last) => encodeCursor(keyring, scope, [last.id]));
+  return { items: items.map((r) => toCustomer(keyring, r)), nextCursor };
+}

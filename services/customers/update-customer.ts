@@ -1,0 +1,40 @@
+import type { Customer, CustomerPatch } from '../../contracts/customers.ts';
+import type { Keyring } from '../shared/crypto.ts';
+import type { Queryable } from '../shared/db.ts';
+import { notFound } from '../shared/errors.ts';
+import { isUuid } from '../shared/ids.ts';
+import { CUSTOMER_COLUMNS, personalColumns, toCustomer, type CustomerRow } from './customer-queries.ts';
+
+const PLAIN_FIELDS = {
+  type: 'type',
+  name: 'name',
+  cvr: 'cvr',
+  address: 'address',
+  contactPerson: 'contact_person',
+  language: 'language',
+  externalReference: 'external_reference',
+  metadata: 'metadata',
+} as const satisfies Partial<Record<keyof CustomerPatch, string>>;
+
+/** PATCH semantics: an omitted field is kept, `null` clears it, a value replaces it (objects as a whole). */
+export async function updateCustomer(
+  sql: Queryable,
+  keyring: Keyring,
+  organizationId: string,
+  id: string,
+  patch: CustomerPatch,
+): Promise<Customer> {
+  if (!isUuid(id)) throw notFound('customer_not_found', 'customer');
+  const set: Record<string, unknown> = { updated_at: new Date() };
+  for (const [field, column] of Object.entries(PLAIN_FIELDS)) {
+    const value = patch[field as keyof typeof PLAIN_FIELDS];
+    if (value !== undefined) set[column] = value;
+  }
+  Object.assign(set, personalColumns(keyring, patch));
+  const [row] = await sql<CustomerRow[]>`
+    UPDATE customers SET ${sql(set)}
+    WHERE organization_id = ${organizationId} AND id = ${id}
+    RETURNING ${sql(CUSTOMER_COLUMNS)}, cpr_enc IS NOT NULL AS has_cpr`;
+  if (!row) throw notFound('customer_not_found', 'customer');
+  return toCustomer(keyring, row);
+}

@@ -1,0 +1,27 @@
+import type { Queryable } from '../shared/db.ts';
+
+export interface ApiKeyRecord {
+  keyId: string;
+  organizationId: string;
+  scopes: string[];
+  revoked: boolean;
+  sandbox: boolean;
+}
+
+export async function findApiKeyByHash(sql: Queryable, keyHash: Buffer): Promise<ApiKeyRecord | undefined> {
+  const [row] = await sql<{ id: string; organization_id: string; scopes: string[]; revoked_at: Date | null; sandbox: boolean }[]>`
+    SELECT k.id, k.organization_id, k.scopes, k.revoked_at, o.sandbox
+    FROM api_keys k JOIN organizations o ON o.id = k.organization_id
+    WHERE k.key_hash = ${keyHash}`;
+  if (!row) return undefined;
+  return {
+    keyId: row.id,
+    organizationId: row.organization_id,
+    scopes: row.scopes,
+    revoked: row.revoked_at !== null,
+    sandbox: row.sandbox,
+  };
+}
+
+/** Channel on which key changes are announced so every API process drops its cached copy at once. */
+export const API_KEYS_CHANNEL = 'api_keys_changed';

@@ -1,0 +1,20 @@
+import { SCOPES } from '../../contracts/scopes.ts';
+import type { Queryable } from '../shared/db.ts';
+import { uuidv7 } from '../shared/ids.ts';
+import { createApiKey, type NewApiKey } from './create-api-key.ts';
+import { sellerColumns, type SellerDetails } from './organization-fields.ts';
+
+export interface CreateOrganizationInput extends SellerDetails {
+  name: string;
+  cvr?: string;
+  sandbox: boolean;
+}
+
+/** Creates an organisation and its first key, which holds every scope. */
+export async function createOrganization(sql: Queryable, input: CreateOrganizationInput): Promise<{ organizationId: string } & NewApiKey> {
+  const organizationId = uuidv7();
+  const row = { id: organizationId, name: input.name, cvr: input.cvr ?? null, sandbox: input.sandbox, ...sellerColumns(input) };
+  await sql`INSERT INTO organizations ${sql(row as Record<string, unknown>)}`;
+  const key = await createApiKey(sql, organizationId, input.sandbox, SCOPES);
+  return { organizationId, ...key };
+}

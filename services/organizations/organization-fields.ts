@@ -1,0 +1,27 @@
+/** The seller's details printed on documents; set by `create-org` and `update-org` (decisions.md, operator command). */
+export interface SellerDetails {
+  street?: string;
+  postalCode?: string;
+  city?: string;
+  email?: string;
+  bankReg?: string;
+  bankAccount?: string;
+}
+
+export const SELLER_COLUMNS: Record<keyof SellerDetails, string> = {
+  street: 'street',
+  postalCode: 'postal_code',
+  city: 'city',
+  email: 'email',
+  bankReg: 'bank_reg',
+  bankAccount: 'bank_account',
+};
+
+export function sellerColumns(d: SellerDetails): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [field, column] of Object.entries(SELLER_COLUMNS)) {
+    const v = d[field as keyof SellerDetails];
+    if (v !== undefined) out[column] = v;
+  }
+  return out;
+}

@@ -1,0 +1,48 @@
+/**
+ * Every setting the service reads, in one place. Each is documented in README.md ("Configuration").
+ * Nothing else in the code base reads process.env.
+ */
+export interface Config {
+  nodeEnv: string;
+  port: number;
+  host: string;
+  databaseUrl: string | undefined;
+  dbPoolMax: number;
+  dataDir: string;
+  encryptionKey: string | undefined;
+  restateIngressUrl: string | undefined;
+  restateAdminUrl: string | undefined;
+  workflowsPort: number;
+  rateLimitDefault: number;
+  rateLimitDocument: number;
+  logLevel: string;
+  authCacheTtlMs: number;
+  publicBaseUrl: string | undefined;
+}
+
+const int = (name: string, raw: string | undefined, dflt: number): number => {
+  if (raw === undefined || raw === '') return dflt;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
+  return n;
+};
+
+export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  return {
+    nodeEnv: env.NODE_ENV ?? 'development',
+    port: int('PORT', env.PORT, 3000),
+    host: env.HOST ?? '127.0.0.1',
+    databaseUrl: env.DATABASE_URL || undefined,
+    dbPoolMax: int('DB_POOL_MAX', env.DB_POOL_MAX, 10),
+    dataDir: env.DATA_DIR || '.data',
+    encryptionKey: env.DATA_ENCRYPTION_KEY || undefined,
+    restateIngressUrl: env.RESTATE_INGRESS_URL || undefined,
+    restateAdminUrl: env.RESTATE_ADMIN_URL || undefined,
+    workflowsPort: int('WORKFLOWS_PORT', env.WORKFLOWS_PORT, 0),
+    rateLimitDefault: int('RATE_LIMIT_DEFAULT', env.RATE_LIMIT_DEFAULT, 100),
+    rateLimitDocument: int('RATE_LIMIT_DOCUMENT', env.RATE_LIMIT_DOCUMENT, 10),
+    logLevel: env.LOG_LEVEL ?? 'info',
+    authCacheTtlMs: int('AUTH_CACHE_TTL_MS', env.AUTH_CACHE_TTL_MS, 30_000),
+    publicBaseUrl: env.PUBLIC_BASE_URL || undefined,
+  };
+}

@@ -1,0 +1,74 @@
+import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/**
+ * Encryption of personal data at rest (AES-256-GCM) and the keyed hashes derived from the same master key.
+ *
+ * The master key comes from DATA_ENCRYPTION_KEY (32 bytes, base64 or hex). Purpose keys are derived with HKDF so
+ * that a leaked blind index or cursor MAC never reveals the encryption key. Ciphertext layout:
+ * [version 1 byte][nonce 12][ciphertext][tag 16]; the version byte leaves room for key rotation.
+ */
+export interface Keyring {
+  encrypt(plain: string): Buffer;
+  decrypt(blob: Buffer): string;
+  /** Deterministic keyed hash for exact-match lookups of encrypted values. */
+  blindIndex(kind: string, value: string): Buffer;
+  /** MAC for opaque tokens the API hands out (cursors). */
+  mac(data: string): Buffer;
+}
+
+const VERSION = 1;
+
+export function parseMasterKey(raw: string): Buffer {
+  const trimmed = raw.trim();
+  const key = /^[0-9a-f]{64}$/i.test(trimmed) ? Buffer.from(trimmed, 'hex') : Buffer.from(trimmed, 'base64');
+  if (key.length !== 32) throw new Error('DATA_ENCRYPTION_KEY must be 32 bytes, given as 64 hex characters or base64');
+  return key;
+}
+
+const derive = (master: Buffer, purpose: string): Buffer =>
+  Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), `faktura:${purpose}`, 32));
+
+export function createKeyring(master: Buffer): Keyring {
+  const encKey = derive(master, 'pii-encryption');
+  const indexKey = derive(master, 'blind-index');
+  const macKey = derive(master, 'token-mac');
+  return {
+    encrypt(plain) {
+      const nonce = randomBytes(12);
+      const cipher = createCipheriv('aes-256-gcm', encKey, nonce);
+      const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+      return Buffer.concat([Buffer.of(VERSION), nonce, body, cipher.getAuthTag()]);
+    },
+    decrypt(blob) {
+      if (blob[0] !== VERSION) throw new Error(`unknown ciphertext version ${blob[0]}`);
+      const nonce = blob.subarray(1, 13);
+      const tag = blob.subarray(blob.length - 16);
+      const decipher = createDecipheriv('aes-256-gcm', encKey, nonce);
+      decipher.setAuthTag(tag);
+      return Buffer.concat([decipher.update(blob.subarray(13, blob.length - 16)), decipher.final()]).toString('utf8');
+    },
+    blindIndex(kind, value) {
+      return createHmac('sha256', indexKey).update(`${kind}\u0000${value}`).digest();
+    },
+    mac(data) {
+      return createHmac('sha256', macKey).update(data).digest();
+    },
+  };
+}
+
+export const sha256 = (data: string | Buffer): Buffer => createHash('sha256').update(data).digest();
+
+export const safeEqual = (a: Buffer, b: Buffer): boolean => a.length === b.length && timingSafeEqual(a, b);
+
+/** Base62 text of n random bytes' worth of entropy (for API keys: 24 bytes = 192 bits). */
+export function randomToken(bytes: number): string {
+  const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+  let n = BigInt(`0x${randomBytes(bytes).toString('hex')}`);
+  let out = '';
+  const len = Math.ceil((bytes * 8) / Math.log2(62));
+  for (let i = 0; i < len; i++) {
+    out = alphabet[Number(n % 62n)] + out;
+    n /= 62n;
+  }
+  return out;
+}

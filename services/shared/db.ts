@@ -1,0 +1,66 @@
+import postgres from 'postgres';
+import { Semaphore } from './semaphore.ts';
+
+export type Sql = postgres.Sql<Record<string, never>>;
+export type Tx = postgres.TransactionSql<Record<string, never>>;
+/** Anything that can run a query: the pool or an open transaction. */
+export type Queryable = Sql | Tx;
+
+/** bigint money columns come back as numbers, or the read fails loudly rather than losing precision. */
+export function parseSafeBigint(text: string): number {
+  const n = Number(text);
+  if (!Number.isSafeInteger(n)) throw new Error(`bigint ${text} exceeds the safe integer range`);
+  return n;
+}
+
+export function createSql(url: string, opts: { max?: number; onnotice?: (n: unknown) => void } = {}): Sql {
+  return postgres(url, {
+    max: opts.max ?? 10,
+    onnotice: opts.onnotice ?? (() => {}),
+    prepare: true,
+    connection: { application_name: 'faktura' },
+    types: {
+      // Calendar dates stay 'YYYY-MM-DD' strings: no time zone can shift them.
+      date: { to: 1082, from: [1082], serialize: (x: string) => x, parse: (x: string) => x },
+      bigint: { to: 20, from: [20], serialize: (x: number | bigint) => x.toString(), parse: parseSafeBigint },
+    },
+  }) as unknown as Sql;
+}
+
+/**
+ * The database as use cases see it. `read` runs queries on the pool, `tx` runs one transaction; both wait for a
+ * permit so that no more units of work are in flight than the pool has connections. Never nest them.
+ */
+export class Db {
+  readonly sql: Sql;
+  private readonly gate: Semaphore;
+
+  constructor(sql: Sql, poolMax: number) {
+    this.sql = sql;
+    this.gate = new Semaphore(poolMax);
+  }
+
+  async read<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
+    const wait = this.gate.acquire();
+    if (wait) await wait;
+    try {
+      return await fn(this.sql);
+    } finally {
+      this.gate.release();
+    }
+  }
+
+  async tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const wait = this.gate.acquire();
+    if (wait) await wait;
+    try {
+      return (await this.sql.begin((tx) => fn(tx as unknown as Tx))) as T;
+    } finally {
+      this.gate.release();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.sql.end({ timeout: 5 });
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * Test-run setup: one fresh PostgreSQL database per run, migrated once.
+ * With DATABASE_URL set, the database is created on that server; otherwise an embedded PostgreSQL is started in
+ * a temporary directory. TEST_DATABASE_URL tells the tests where it is.
+ */
+import { mkdtempSync, rmSync, chmodSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import postgres from 'postgres';
+import { startEmbeddedPostgres, type EmbeddedPg } from '../../deploy/local/embedded-postgres.ts';
+import { freePort } from '../../deploy/local/ports.ts';
+import { createSql } from '../../services/shared/db.ts';
+import { migrate } from '../../services/db/migrate.ts';
+
+let embedded: EmbeddedPg | undefined;
+let tempDir: string | undefined;
+let adminUrl: string;
+let dbName: string;
+
+export async function mochaGlobalSetup(): Promise<void> {
+  if (process.env.DATABASE_URL) {
+    adminUrl = process.env.DATABASE_URL;
+  } else {
+    tempDir = mkdtempSync(join(tmpdir(), 'faktura-test-pg-'));
+    chmodSync(tempDir, 0o755);
+    embedded = await startEmbeddedPostgres(join(tempDir, 'data'), await freePort());
+    adminUrl = embedded.adminUrl;
+  }
+  dbName = `faktura_test_${process.pid}_${Date.now().toString(36)}`;
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`CREATE DATABASE ${dbName}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${dbName}`;
+  process.env.TEST_DATABASE_URL = url.toString();
+  const sql = createSql(process.env.TEST_DATABASE_URL, { max: 1 });
+  await migrate(sql);
+  await sql.end();
+}
+
+export async function mochaGlobalTeardown(): Promise<void> {
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+  await admin.end();
+  if (embedded) await embedded.stop();
+  if (tempDir) rmSync(tempDir, { recursive: true, force: true });
+}
