@@ -5,6 +5,12 @@ export const DateString = Type.String({ format: 'date', description: 'Calendar d
 export const DateTimeString = Type.String({ format: 'date-time', description: 'UTC instant, ISO-8601' });
 export const Uuid = Type.String({ format: 'uuid', description: 'Resource id (UUID)' });
 
+/**
+ * An e-mail address: at most 254 characters with one @ between non-empty parts. Deliberately lenient (no
+ * normalisation, no deliverability check): it comes back exactly as written.
+ */
+export const Email = Type.String({ maxLength: 254, pattern: '^[^@\\s]+@[^@\\s]+$', description: 'E-mail address (stored encrypted)' });
+
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
 /**

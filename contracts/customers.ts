@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { DateTimeString, ListQuery, Metadata, Nullable, Uuid } from './common.ts';
+import { DateTimeString, Email, ListQuery, Metadata, Nullable, Uuid } from './common.ts';
 
 export const Address = Type.Object(
   {
@@ -20,7 +20,7 @@ const customerFields = {
   name: Type.String({ minLength: 1, maxLength: 200 }),
   cvr: Type.Optional(Nullable(Cvr)),
   address: Type.Optional(Nullable(Address)),
-  email: Type.Optional(Nullable(Type.String({ maxLength: 254, description: 'Stored encrypted; exact-match filter only' }))),
+  email: Type.Optional(Nullable(Email)),
   phone: Type.Optional(Nullable(Type.String({ maxLength: 30, description: 'Stored encrypted' }))),
   contactPerson: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
   language: Type.Optional(Nullable(Type.Union([Type.Literal('da'), Type.Literal('en')]))),
@@ -78,7 +78,7 @@ export const DepartmentCreate = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 200 }),
     contactPerson: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
     reference: Type.Optional(Nullable(Type.String({ maxLength: 140 }))),
-    email: Type.Optional(Nullable(Type.String({ maxLength: 254 }))),
+    email: Type.Optional(Nullable(Email)),
     sortOrder: Type.Optional(Type.Integer({ minimum: 0, maximum: 9999 })),
   },
   { additionalProperties: false, title: 'DepartmentCreate' },

@@ -1,0 +1,313 @@
+import assert from 'node:assert/strict';
+import type { FastifyInstance } from 'fastify';
+import { mutate } from '../../services/api/idempotency.ts';
+import type { AppDeps } from '../../services/api/app.ts';
+import { call, createTestKey, createTestOrg, newIdempotencyKey, startTestApp, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
+import { revokeApiKey } from '../../services/organizations/revoke-api-key.ts';
+
+/** Rules that hold on every route (spec 1, 5, 7, 8; decisions.md), provoked one error code at a time. */
+describe('API rules', () => {
+  let t: TestApp;
+  let org: TestOrg;
+  let releaseSlow: () => void = () => {};
+  const customer = { type: 'person', name: 'Rule Tester' };
+
+  const testRoutes = (app: FastifyInstance, deps: AppDeps) => {
+    app.get('/v1/test/boom', { config: { scope: 'customers:read' } }, async () => {
+      const err = new Error('connect ECONNREFUSED 10.0.0.1:5432 at /srv/app/services/db.ts:12 SELECT secret FROM x');
+      throw err;
+    });
+    app.post('/v1/test/slow', { config: { scope: 'customers:write' } }, (req, reply) =>
+      mutate(deps, req, reply, async (tx) => {
+        await tx`SELECT 1`;
+        await new Promise<void>((resolve) => (releaseSlow = resolve));
+        return { status: 201, data: { done: true } };
+      }),
+    );
+    app.get('/v1/test/document', { config: { scope: 'customers:read', rateClass: 'document' } }, async () => ({ data: null, meta: {} }));
+  };
+
+  before(async () => {
+    t = await startTestApp({ extraRoutes: testRoutes });
+    org = await createTestOrg();
+  });
+  after(() => t.close());
+
+  describe('errors', () => {
+    it('every response carries Request-Id, echoed in error.requestId', async () => {
+      const res = await call(t.app, 'GET', '/v1/customers/not-there', { key: org.apiKey });
+      assert.equal(res.status, 404);
+      assert.match(String(res.headers['request-id']), /^req_[0-9A-Za-z]+$/);
+      assert.deepEqual(res.body, {
+        error: { code: 'customer_not_found', message: 'No customer with that id exists.', requestId: res.headers['request-id'] },
+      });
+    });
+
+    it('400 invalid_json for a body that is not JSON', async () => {
+      const res = await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: '{"type": "person", "name": ' });
+      assert.equal(res.status, 400);
+      assert.equal(res.body.error.code, 'invalid_json');
+    });
+
+    it('400 validation_failed with JSON Pointer details for a schema violation', async () => {
+      const res = await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: { type: 'person', name: 7, extra: true } });
+      assert.equal(res.status, 400);
+      assert.equal(res.body.error.code, 'validation_failed');
+      assert.deepEqual(
+        res.body.error.details.map((d: { path: string }) => d.path).sort(),
+        ['/extra', '/name'],
+      );
+      assert.equal(typeof res.body.error.message, 'string');
+    });
+
+    it('400 validation_failed for a body that is valid JSON but not an object', async () => {
+      for (const body of ['[]', '"text"', '42', 'null']) {
+        const res = await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body });
+        assert.equal(res.status, 400, body);
+        assert.equal(res.body.error.code, 'validation_failed');
+      }
+    });
+
+    it('415 unsupported_media_type for a body that is not application/json', async () => {
+      const res = await call(t.app, 'POST', '/v1/customers', {
+        key: org.apiKey,
+        body: 'type=person&name=X',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
+      assert.equal(res.status, 415);
+      assert.equal(res.body.error.code, 'unsupported_media_type');
+    });
+
+    it('413 payload_too_large for a body over 1 MiB', async () => {
+      const res = await call(t.app, 'POST', '/v1/customers', {
+        key: org.apiKey,
+        body: JSON.stringify({ type: 'person', name: 'x', metadata: { a: 'x'.repeat(1024 * 1024) } }),
+      });
+      assert.equal(res.status, 413);
+      assert.equal(res.body.error.code, 'payload_too_large');
+    });
+
+    it('404 route_not_found for an unknown path, with or without a key', async () => {
+      for (const key of [org.apiKey, null]) {
+        const res = await call(t.app, 'GET', '/v1/nothing-here', { key });
+        assert.equal(res.status, 404);
+        assert.equal(res.body.error.code, 'route_not_found');
+      }
+    });
+
+    it('500 internal_error never shows a stack, SQL, address or path; the log has it', async () => {
+      const res = await call(t.app, 'GET', '/v1/test/boom', { key: org.apiKey });
+      assert.equal(res.status, 500);
+      assert.equal(res.body.error.code, 'internal_error');
+      assert.doesNotMatch(res.raw, /ECONNREFUSED|SELECT|\/srv|\.ts|at |10\.0\.0\.1/);
+      assert.match(t.logs(), /ECONNREFUSED/);
+      assert.ok(t.logs().includes(res.body.error.requestId));
+    });
+  });
+
+  describe('authentication and scopes', () => {
+    const cases: [string, Record<string, string>][] = [
+      ['no Authorization header', {}],
+      ['a Basic header', { authorization: 'Basic dXNlcjpwYXNz' }],
+      ['Bearer without a key', { authorization: 'Bearer ' }],
+      ['a malformed key', { authorization: 'Bearer not-a-key' }],
+      ['an unknown key', { authorization: 'Bearer sk_test_0000000000000000000000000000000' }],
+    ];
+    for (const [what, headers] of cases) {
+      it(`401 unauthenticated with WWW-Authenticate for ${what}`, async () => {
+        const res = await call(t.app, 'GET', '/v1/customers', { headers });
+        assert.equal(res.status, 401);
+        assert.equal(res.body.error.code, 'unauthenticated');
+        assert.equal(res.headers['www-authenticate'], 'Bearer');
+      });
+    }
+
+    it('401 for a revoked key', async () => {
+      const key = await createTestKey(org, ['customers:read']);
+      const { db } = testDb();
+      const [row] = await db.sql<{ id: string }[]>`SELECT id FROM api_keys WHERE organization_id = ${org.organizationId} ORDER BY id DESC LIMIT 1`;
+      await db.tx((tx) => revokeApiKey(tx, row!.id));
+      // This app instance never saw the key, so nothing is cached; the listener path is covered by the CLI test.
+      const res = await call(t.app, 'GET', '/v1/customers', { key });
+      assert.equal(res.status, 401);
+      assert.equal(res.body.error.code, 'unauthenticated');
+    });
+
+    it('401 comes before validation and idempotency checks', async () => {
+      const res = await call(t.app, 'POST', '/v1/customers', { body: { bad: true }, idempotencyKey: null });
+      assert.equal(res.status, 401);
+    });
+
+    it('403 insufficient_scope names the required scope, before the body is looked at', async () => {
+      const key = await createTestKey(org, ['customers:read']);
+      const res = await call(t.app, 'POST', '/v1/customers', { key, body: { nonsense: 1 } });
+      assert.equal(res.status, 403);
+      assert.equal(res.body.error.code, 'insufficient_scope');
+      assert.deepEqual(res.body.error.details, [{ path: '', message: 'required scope: customers:write' }]);
+      const discovery = await call(t.app, 'GET', '/v1', { key });
+      assert.equal(discovery.status, 403);
+      assert.match(discovery.body.error.message, /api:discovery/);
+    });
+  });
+
+  describe('idempotency', () => {
+    it('400 idempotency_key_missing on every mutating method without the header', async () => {
+      const c = (await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: customer })).body.data;
+      for (const [method, url, body] of [
+        ['POST', '/v1/customers', customer],
+        ['PATCH', `/v1/customers/${c.id}`, { name: 'x' }],
+        ['POST', `/v1/customers/${c.id}/departments`, { name: 'x' }],
+        ['DELETE', `/v1/customers/${c.id}/departments/${c.id}`, undefined],
+      ] as const) {
+        const res = await call(t.app, method, url, { key: org.apiKey, body, idempotencyKey: null });
+        assert.equal(res.status, 400, `${method} ${url}`);
+        assert.equal(res.body.error.code, 'idempotency_key_missing');
+      }
+    });
+
+    it('400 idempotency_key_invalid outside 8..128 characters', async () => {
+      for (const k of ['short7c', 'k'.repeat(129), 'has space in it']) {
+        const res = await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: customer, idempotencyKey: k });
+        assert.equal(res.status, 400, k);
+        assert.equal(res.body.error.code, 'idempotency_key_invalid');
+      }
+      for (const k of ['k'.repeat(8), 'k'.repeat(128)]) {
+        assert.equal((await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: customer, idempotencyKey: k })).status, 201);
+      }
+    });
+
+    it('replays the original status and body with meta.replayed and Idempotent-Replayed, without a second effect', async () => {
+      const idem = newIdempotencyKey();
+      const first = await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: customer, idempotencyKey: idem });
+      assert.equal(first.status, 201);
+      assert.equal(first.headers['idempotent-replayed'], undefined);
+      // Key order in the body does not matter.
+      const second = await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: { name: customer.name, type: customer.type }, idempotencyKey: idem });
+      assert.equal(second.status, 201);
+      assert.equal(second.headers['idempotent-replayed'], 'true');
+      assert.equal(second.headers.location, first.headers.location);
+      assert.deepEqual(second.body, { data: first.body.data, meta: { replayed: true } });
+      const [{ count }] = await testDb().db.sql`SELECT count(*)::int AS count FROM customers WHERE id = ${first.body.data.id}`;
+      assert.equal(count, 1);
+    });
+
+    it('409 idempotency_conflict for the same key with another body, another path or other query flags', async () => {
+      const idem = newIdempotencyKey();
+      assert.equal((await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: customer, idempotencyKey: idem })).status, 201);
+      const before = (await testDb().db.sql`SELECT count(*)::int AS n FROM customers WHERE organization_id = ${org.organizationId}`)[0]!.n;
+      const otherBody = await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: { ...customer, name: 'Other' }, idempotencyKey: idem });
+      assert.equal(otherBody.status, 409);
+      assert.equal(otherBody.body.error.code, 'idempotency_conflict');
+      const otherQuery = await call(t.app, 'POST', '/v1/customers?limit=5', { key: org.apiKey, body: customer, idempotencyKey: idem });
+      assert.equal(otherQuery.status, 409);
+      assert.equal(otherQuery.body.error.code, 'idempotency_conflict');
+      const c = (await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: customer })).body.data;
+      const otherPath = await call(t.app, 'PATCH', `/v1/customers/${c.id}`, { key: org.apiKey, body: customer, idempotencyKey: idem });
+      assert.equal(otherPath.status, 409);
+      assert.equal(otherPath.body.error.code, 'idempotency_conflict');
+      const after = (await testDb().db.sql`SELECT count(*)::int AS n FROM customers WHERE organization_id = ${org.organizationId}`)[0]!.n;
+      assert.equal(after, before + 1); // only the customer created with a fresh key
+    });
+
+    it('a body rejected by validation does not consume the key', async () => {
+      const idem = newIdempotencyKey();
+      const bad = await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: { type: 'person' }, idempotencyKey: idem });
+      assert.equal(bad.status, 400);
+      const good = await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: customer, idempotencyKey: idem });
+      assert.equal(good.status, 201);
+      assert.equal(good.headers['idempotent-replayed'], undefined);
+    });
+
+    it('a business rejection is stored with the key and replayed', async () => {
+      const idem = newIdempotencyKey();
+      const url = '/v1/customers/0190a8a0-0000-7000-8000-0000000000aa';
+      const first = await call(t.app, 'PATCH', url, { key: org.apiKey, body: { name: 'x' }, idempotencyKey: idem });
+      assert.equal(first.status, 404);
+      const again = await call(t.app, 'PATCH', url, { key: org.apiKey, body: { name: 'x' }, idempotencyKey: idem });
+      assert.equal(again.status, 404);
+      assert.equal(again.headers['idempotent-replayed'], 'true');
+      assert.deepEqual(again.body, first.body);
+    });
+
+    it('keys are scoped per organisation', async () => {
+      const other = await createTestOrg();
+      const idem = newIdempotencyKey();
+      const a = await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: customer, idempotencyKey: idem });
+      const b = await call(t.app, 'POST', '/v1/customers', { key: other.apiKey, body: customer, idempotencyKey: idem });
+      assert.equal(a.status, 201);
+      assert.equal(b.status, 201);
+      assert.notEqual(a.body.data.id, b.body.data.id);
+      assert.equal(b.headers['idempotent-replayed'], undefined);
+    });
+
+    it('409 idempotency_in_progress while the first request with the key is still running', async () => {
+      const idem = newIdempotencyKey();
+      const first = call(t.app, 'POST', '/v1/test/slow', { key: org.apiKey, body: {}, idempotencyKey: idem });
+      await new Promise((r) => setTimeout(r, 150));
+      const second = await call(t.app, 'POST', '/v1/test/slow', { key: org.apiKey, body: {}, idempotencyKey: idem });
+      assert.equal(second.status, 409);
+      assert.equal(second.body.error.code, 'idempotency_in_progress');
+      assert.equal(second.headers['retry-after'], '1');
+      releaseSlow();
+      const done = await first;
+      assert.equal(done.status, 201);
+      const third = await call(t.app, 'POST', '/v1/test/slow', { key: org.apiKey, body: {}, idempotencyKey: idem });
+      assert.equal(third.status, 201);
+      assert.equal(third.headers['idempotent-replayed'], 'true');
+    });
+
+    it('20 concurrent requests with one key produce exactly one customer', async () => {
+      const idem = newIdempotencyKey();
+      const body = { type: 'company', name: 'Concurrent ApS', externalReference: idem };
+      const results = await Promise.all(
+        Array.from({ length: 20 }, () => call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body, idempotencyKey: idem })),
+      );
+      const created = results.filter((r) => r.status === 201);
+      assert.ok(created.length >= 1);
+      for (const r of results) assert.ok(r.status === 201 || (r.status === 409 && r.body.error.code === 'idempotency_in_progress'), String(r.status));
+      assert.equal(new Set(created.map((r) => r.body.data.id)).size, 1);
+      const rows = await testDb().db.sql`SELECT id FROM customers WHERE organization_id = ${org.organizationId} AND external_reference = ${idem}`;
+      assert.equal(rows.length, 1);
+    });
+  });
+
+  describe('rate limits', () => {
+    let limited: TestApp;
+    before(async () => {
+      limited = await startTestApp({ extraRoutes: testRoutes }, { rateLimitDefault: 5, rateLimitDocument: 1 });
+    });
+    after(() => limited.close());
+
+    it('answers 429 rate_limited with Retry-After once a key has spent its burst (2 × rate)', async () => {
+      const key = await createTestKey(org, ['customers:read']);
+      const statuses: number[] = [];
+      let last;
+      for (let i = 0; i < 11; i++) {
+        last = await call(limited.app, 'GET', '/v1/customers?limit=1', { key });
+        statuses.push(last.status);
+      }
+      assert.deepEqual(statuses.slice(0, 10), Array(10).fill(200));
+      assert.equal(last!.status, 429);
+      assert.equal(last!.body.error.code, 'rate_limited');
+      assert.ok(Number(last!.headers['retry-after']) >= 1);
+      assert.equal(last!.headers['ratelimit-limit'], '5');
+      assert.equal(last!.headers['ratelimit-remaining'], '0');
+      // Another key of the same organisation has its own bucket.
+      const fresh = await createTestKey(org, ['customers:read']);
+      const ok = await call(limited.app, 'GET', '/v1/customers?limit=1', { key: fresh });
+      assert.equal(ok.status, 200);
+      assert.equal(ok.headers['ratelimit-remaining'], '9');
+    });
+
+    it('the document class has its own, smaller budget', async () => {
+      const key = await createTestKey(org, ['customers:read']);
+      assert.equal((await call(limited.app, 'GET', '/v1/test/document', { key })).status, 200);
+      assert.equal((await call(limited.app, 'GET', '/v1/test/document', { key })).status, 200);
+      const third = await call(limited.app, 'GET', '/v1/test/document', { key });
+      assert.equal(third.status, 429);
+      assert.equal(third.headers['ratelimit-limit'], '1');
+      // The default class of the same key is untouched.
+      assert.equal((await call(limited.app, 'GET', '/v1/customers?limit=1', { key })).status, 200);
+    });
+  });
+});
