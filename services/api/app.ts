@@ -28,6 +28,19 @@ export interface AppDeps {
   extraRoutes?: (app: FastifyInstance, deps: AppDeps) => void;
 }
 
+/** Every authenticated route with its scope: the docs test checks each one appears in the OpenAPI document. */
+export interface ScopedRoute {
+  method: string;
+  url: string;
+  scope: string;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    scopedRoutes: ScopedRoute[];
+  }
+}
+
 const SENSITIVE_QUERY = /([?&](?:email|phone)=)[^&]*/gi;
 
 /** The request line as logged: query values that could be personal data are masked. */
@@ -76,8 +89,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const cache = deps.authCache ?? new ApiKeyCache(deps.config.authCacheTtlMs);
   const authenticate = createAuthenticate(deps.db, cache);
   const rateLimit = createRateLimiter({ default: deps.config.rateLimitDefault, document: deps.config.rateLimitDocument });
+  const catalogue: ScopedRoute[] = [];
+  app.decorate('scopedRoutes', catalogue);
   app.addHook('onRoute', (route) => {
     if (!route.config?.scope) return;
+    for (const method of [route.method].flat()) if (method !== 'HEAD') catalogue.push({ method, url: route.url, scope: route.config.scope });
     const own = route.onRequest ? [route.onRequest].flat() : [];
     route.onRequest = [authenticate, rateLimit, ...own];
     if (isMutating(route.method)) {

@@ -1,0 +1,124 @@
+import assert from 'node:assert/strict';
+import { createKeyring, parseMasterKey, randomToken } from '../../services/shared/crypto.ts';
+import { decodeCursor, encodeCursor, page } from '../../services/shared/cursor.ts';
+import { DomainError } from '../../services/shared/errors.ts';
+import { isUuid, uuidv7 } from '../../services/shared/ids.ts';
+import { Semaphore } from '../../services/shared/semaphore.ts';
+import { canonicalJson } from '../../services/api/idempotency.ts';
+import { redactUrl } from '../../services/api/app.ts';
+import { parseSafeBigint } from '../../services/shared/db.ts';
+
+const keyring = createKeyring(Buffer.alloc(32, 1));
+
+describe('crypto', () => {
+  it('round-trips text through AES-256-GCM with a fresh nonce each time', () => {
+    const a = keyring.encrypt('ida@example.dk');
+    const b = keyring.encrypt('ida@example.dk');
+    assert.notDeepEqual(a, b);
+    assert.equal(keyring.decrypt(a), 'ida@example.dk');
+    assert.equal(a[0], 1);
+    assert.equal(a.length, 1 + 12 + Buffer.byteLength('ida@example.dk') + 16);
+  });
+
+  it('refuses a tampered ciphertext and one from another key', () => {
+    const blob = keyring.encrypt('secret');
+    blob[14] = blob[14]! ^ 1;
+    assert.throws(() => keyring.decrypt(blob));
+    assert.throws(() => createKeyring(Buffer.alloc(32, 2)).decrypt(keyring.encrypt('secret')));
+  });
+
+  it('derives a deterministic blind index that depends on kind, value and key', () => {
+    assert.deepEqual(keyring.blindIndex('e', 'a@b.dk'), keyring.blindIndex('e', 'a@b.dk'));
+    assert.notDeepEqual(keyring.blindIndex('e', 'a@b.dk'), keyring.blindIndex('e', 'A@b.dk'));
+    assert.notDeepEqual(keyring.blindIndex('e', 'a@b.dk'), keyring.blindIndex('f', 'a@b.dk'));
+    assert.notDeepEqual(keyring.blindIndex('e', 'a@b.dk'), createKeyring(Buffer.alloc(32, 2)).blindIndex('e', 'a@b.dk'));
+  });
+
+  it('parses a master key given as hex or base64 and refuses other lengths', () => {
+    assert.equal(parseMasterKey('ab'.repeat(32)).length, 32);
+    assert.equal(parseMasterKey(Buffer.alloc(32, 9).toString('base64')).length, 32);
+    assert.throws(() => parseMasterKey('abcd'), /32 bytes/);
+  });
+
+  it('makes base62 tokens long enough for their entropy', () => {
+    const t = randomToken(24);
+    assert.match(t, /^[0-9A-Za-z]{33}$/);
+    assert.notEqual(t, randomToken(24));
+  });
+});
+
+describe('cursor', () => {
+  const scope = { organizationId: 'org-1', list: 'customers', filters: [null, 'x'] };
+
+  it('round-trips a keyset position', () => {
+    const c = encodeCursor(keyring, scope, ['id-9', 3]);
+    assert.deepEqual(decodeCursor(keyring, scope, c), ['id-9', 3]);
+    assert.match(c, /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+  });
+
+  it('refuses a cursor carried to another organisation, list or filter', () => {
+    const c = encodeCursor(keyring, scope, ['id-9']);
+    for (const other of [
+      { ...scope, organizationId: 'org-2' },
+      { ...scope, list: 'products' },
+      { ...scope, filters: [null, 'y'] },
+    ]) {
+      assert.throws(() => decodeCursor(keyring, other, c), (e: unknown) => e instanceof DomainError && e.code === 'invalid_cursor');
+    }
+  });
+
+  it('cuts a page fetched with limit + 1 rows', () => {
+    assert.deepEqual(page([1, 2, 3], 3, String), { items: [1, 2, 3], nextCursor: null });
+    assert.deepEqual(page([1, 2, 3, 4], 3, String), { items: [1, 2, 3], nextCursor: '3' });
+  });
+});
+
+describe('ids', () => {
+  it('makes RFC 9562 version-7 UUIDs that sort by creation', () => {
+    const ids = Array.from({ length: 2000 }, () => uuidv7());
+    for (const id of ids) assert.ok(isUuid(id) && id[14] === '7' && '89ab'.includes(id[19]!), id);
+    assert.deepEqual([...ids].sort(), ids);
+    assert.equal(new Set(ids).size, ids.length);
+    assert.equal(isUuid('not-a-uuid'), false);
+  });
+});
+
+describe('canonical JSON for the idempotency hash', () => {
+  it('ignores key order at every depth but not array order or values', () => {
+    assert.equal(canonicalJson({ b: 1, a: { d: [1, 2], c: null } }), canonicalJson({ a: { c: null, d: [1, 2] }, b: 1 }));
+    assert.notEqual(canonicalJson({ a: [1, 2] }), canonicalJson({ a: [2, 1] }));
+    assert.notEqual(canonicalJson({ a: 1 }), canonicalJson({ a: '1' }));
+    assert.equal(canonicalJson(undefined), 'null');
+  });
+});
+
+describe('Semaphore', () => {
+  it('admits up to its permits and queues the rest in order', async () => {
+    const s = new Semaphore(2);
+    assert.equal(s.acquire(), undefined);
+    assert.equal(s.acquire(), undefined);
+    const order: number[] = [];
+    const w1 = s.acquire()!.then(() => order.push(1));
+    const w2 = s.acquire()!.then(() => order.push(2));
+    assert.equal(s.queued, 2);
+    s.release();
+    s.release();
+    await Promise.all([w1, w2]);
+    assert.deepEqual(order, [1, 2]);
+    s.release();
+    s.release();
+    assert.equal(s.acquire(), undefined);
+  });
+});
+
+describe('log redaction and bigint parsing', () => {
+  it('masks e-mail and phone in logged URLs', () => {
+    assert.equal(redactUrl('/v1/customers?email=a%40b.dk&limit=5&phone=123'), '/v1/customers?email=[redacted]&limit=5&phone=[redacted]');
+    assert.equal(redactUrl('/v1/customers?cvr=12345678'), '/v1/customers?cvr=12345678');
+  });
+
+  it('parses bigint money within the safe range and refuses beyond it', () => {
+    assert.equal(parseSafeBigint('9007199254740991'), 9007199254740991);
+    assert.throws(() => parseSafeBigint('9007199254740993'), /safe integer/);
+  });
+});
