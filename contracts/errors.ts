@@ -26,7 +26,6 @@ export const ErrorStatus = {
   reminder_flow_not_found: 404,
   case_not_found: 404,
   member_not_found: 404,
-  method_not_allowed: 405,
   idempotency_conflict: 409,
   idempotency_in_progress: 409,
   sku_already_exists: 409,

@@ -187,8 +187,8 @@ describe('API rules', () => {
       assert.equal(second.headers['idempotent-replayed'], 'true');
       assert.equal(second.headers.location, first.headers.location);
       assert.deepEqual(second.body, { data: first.body.data, meta: { replayed: true } });
-      const [{ count }] = await testDb().db.sql`SELECT count(*)::int AS count FROM customers WHERE id = ${first.body.data.id}`;
-      assert.equal(count, 1);
+      const [row] = await testDb().db.sql<{ count: number }[]>`SELECT count(*)::int AS count FROM customers WHERE id = ${first.body.data.id}`;
+      assert.equal(row!.count, 1);
     });
 
     it('409 idempotency_conflict for the same key with another body, another path or other query flags', async () => {

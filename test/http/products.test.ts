@@ -45,8 +45,8 @@ function assertError(res: ApiResponse, status: number, code: string, details?: {
   const error: Record<string, unknown> = { code, message: res.body.error.message, requestId: res.headers['request-id'] };
   if (details) error.details = details;
   assert.deepEqual(res.body, { error });
-  assert.equal(typeof res.body.error.message, 'string');
-  assert.ok(res.body.error.message.length > 0);
+  const message: unknown = res.body.error.message;
+  assert.ok(typeof message === 'string' && message.length > 0, 'the error message is a non-empty sentence');
 }
 
 const widget = { sku: 'WIDGET-1', name: 'Widget', unitPriceOere: 12500, vatRateBps: 2500, account: 1010 };
@@ -289,7 +289,9 @@ describe('Products', () => {
         },
         meta: {},
       });
-      assert.ok(row!.updated_at > row!.created_at);
+      const { db } = testDb();
+      const [later] = await db.sql<{ later: boolean }[]>`SELECT updated_at > created_at AS later FROM products WHERE id = ${id}`;
+      assert.equal(later!.later, true);
       assert.equal(row!.name, 'Widget Pro');
       assert.equal(row!.unit_price_oere, 15000);
       assert.equal(row!.account, null);
@@ -350,7 +352,7 @@ describe('Products', () => {
         [exempt.id, { vatRateBps: 2500, vatExemptionReason: 'EKSPORT' }, 'vat_exemption_reason_not_allowed', notAllowed],
       ];
       for (const [id, body, code, details] of cases) {
-        const res = await patch(id as string, body);
+        const res = await patch(id, body);
         assertError(res, 422, code, details);
       }
       for (const p of [taxed, exempt]) {

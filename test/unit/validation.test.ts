@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createValidatorCompiler } from '../../services/api/validation.ts';
 import { validationDetails } from '../../services/api/plugins/errors.ts';
 import type { ErrorObject } from 'ajv';
+import type { FastifySchema } from 'fastify';
 
 describe('request validation', () => {
   const compile = createValidatorCompiler();
@@ -11,8 +12,8 @@ describe('request validation', () => {
     required: ['day'],
     properties: { day: { type: 'string', format: 'date' }, n: { type: 'integer', maximum: 5 }, at: { type: 'string', format: 'date-time' } },
   };
-  const body = compile({ schema, method: 'POST', url: '/x', httpPart: 'body' }) as unknown as ((d: unknown) => boolean) & { errors: ErrorObject[] };
-  const query = compile({ schema, method: 'GET', url: '/x', httpPart: 'querystring' }) as unknown as (d: unknown) => boolean;
+  const body = compile({ schema: schema as FastifySchema, method: 'POST', url: '/x', httpPart: 'body' }) as unknown as ((d: unknown) => boolean) & { errors: ErrorObject[] };
+  const query = compile({ schema: schema as FastifySchema, method: 'GET', url: '/x', httpPart: 'querystring' }) as unknown as (d: unknown) => boolean;
 
   it('accepts only real calendar dates', () => {
     for (const ok of ['2024-02-29', '2026-12-31', '2026-01-01']) assert.equal(body({ day: ok }), true, ok);

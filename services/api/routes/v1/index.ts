@@ -2,8 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../../app.ts';
 import { discoveryRoutes } from './discovery.ts';
 import { customerRoutes } from './customers.ts';
+import { productRoutes } from './products.ts';
+import { accountRoutes } from './accounts.ts';
 
 export function registerV1Routes(app: FastifyInstance, deps: AppDeps): void {
   discoveryRoutes(app);
   customerRoutes(app, deps);
+  productRoutes(app, deps);
+  accountRoutes(app, deps);
 }
