@@ -1,0 +1,36 @@
+/**
+ * `npm run migrate`: applies pending migrations to the database the operator command uses (DATABASE_URL, else the
+ * one `npm start` runs) and prints each file it applied. Exit 0 when the database is up to date, 1 otherwise.
+ */
+import { resolveDatabaseUrl, unusableDatabaseMessage, type DatabaseLocation } from '../admin/database-url.ts';
+import { readConfig } from '../shared/config.ts';
+import { createSql } from '../shared/db.ts';
+import { migrate } from './migrate.ts';
+
+async function main(): Promise<number> {
+  let location: DatabaseLocation;
+  try {
+    location = resolveDatabaseUrl(readConfig());
+  } catch (err) {
+    process.stderr.write(`error: ${(err as Error).message}\n`);
+    return 1;
+  }
+  const sql = createSql(location.url, { max: 1 });
+  try {
+    const applied = await migrate(sql, (line) => process.stdout.write(`${line}\n`));
+    process.stdout.write(
+      applied.length === 0
+        ? 'The database is up to date; no migrations were pending.\n'
+        : `Applied ${applied.length} migration${applied.length === 1 ? '' : 's'}; the database is up to date.\n`,
+    );
+    return 0;
+  } catch (err) {
+    process.stderr.write(`error: ${unusableDatabaseMessage(location, err)}\n`);
+    return 1;
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
+
+// Set, not forced with process.exit(), so that buffered output reaches a pipe before the process ends.
+process.exitCode = await main();
