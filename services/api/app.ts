@@ -1,11 +1,11 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import secureJson from 'secure-json-parse';
 import type { Config } from '../shared/config.ts';
 import type { Db } from '../shared/db.ts';
 import type { Keyring } from '../shared/crypto.ts';
 import { DomainError } from '../shared/errors.ts';
 import { randomToken } from '../shared/crypto.ts';
-import { registerErrorHandling } from './plugins/errors.ts';
+import { clientErrorHandler, findNul, frameworkErrorHandler, registerErrorHandling } from './plugins/errors.ts';
 import { ApiKeyCache, createAuthenticate } from './plugins/auth.ts';
 import { createRateLimiter } from './plugins/rate-limit.ts';
 import { isMutating, requireIdempotencyKey } from './idempotency.ts';
@@ -41,10 +41,28 @@ declare module 'fastify' {
   }
 }
 
-const SENSITIVE_QUERY = /([?&](?:email|phone)=)[^&]*/gi;
+/** Query parameters whose values are safe to log; every other value (e-mail, references, cursors…) is masked. */
+const LOGGABLE_QUERY = new Set(['limit', 'active', 'status', 'issue', 'send', 'type', 'standard']);
 
-/** The request line as logged: query values that could be personal data are masked. */
-export const redactUrl = (url: string): string => url.replace(SENSITIVE_QUERY, '$1[redacted]');
+/**
+ * The request line as logged. Parameter names are decoded before they are judged, so `?e%6Dail=` is masked like
+ * `?email=`; only values of known harmless parameters are kept.
+ */
+export function redactUrl(url: string): string {
+  const q = url.indexOf('?');
+  if (q < 0) return url;
+  let params: URLSearchParams;
+  try {
+    params = new URLSearchParams(url.slice(q + 1));
+  } catch {
+    return `${url.slice(0, q)}?[redacted]`;
+  }
+  const parts: string[] = [];
+  for (const [name, value] of params) {
+    parts.push(`${encodeURIComponent(name)}=${LOGGABLE_QUERY.has(name) ? encodeURIComponent(value) : '[redacted]'}`);
+  }
+  return `${url.slice(0, q)}?${parts.join('&')}`;
+}
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const loggerOpts: FastifyServerOptions['logger'] = {
@@ -60,8 +78,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logger: loggerOpts,
     genReqId: () => `req_${randomToken(12)}`,
     bodyLimit: 1024 * 1024,
-    return503OnClosing: true,
-    routerOptions: { ignoreTrailingSlash: true },
+    // During shutdown, requests already on open connections are still served normally (the database closes only
+    // after the app has), instead of Fastify's fixed non-envelope 503.
+    return503OnClosing: false,
+    // One log line per request (written in onResponse), not Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
+    // Long path ids reach the use case and get the resource's own 404 rather than a router error.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
   });
 
   app.setValidatorCompiler(createValidatorCompiler());
@@ -81,6 +106,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('Request-Id', req.id);
+    done();
+  });
+  // U+0000 is valid JSON and a valid query character, but PostgreSQL text cannot hold it: refuse it up front.
+  app.addHook('preValidation', (req, _reply, done) => {
+    const where = findNul(req.query, '') ?? findNul(req.body, '');
+    if (where === undefined) return done();
+    done(new DomainError('validation_failed', 'Text must not contain the NUL character (U+0000).', {
+      details: [{ path: where, message: 'must not contain U+0000' }],
+    }));
+  });
+  app.addHook('onResponse', (req, reply, done) => {
+    req.log.info({ req, res: reply, responseTime: Math.round(reply.elapsedTime * 10) / 10 }, 'request completed');
     done();
   });
 

@@ -52,11 +52,14 @@ export function canonicalJson(value: unknown): string {
     .join(',')}}`;
 }
 
-function requestHash(keyring: Keyring, req: FastifyRequest): Buffer {
-  const [path, query = ''] = req.url.split('?', 2) as [string, string?];
+/** The request's fingerprint: method, path (without trailing slashes), sorted query string and canonical body. */
+export function requestFingerprint(keyring: Keyring, method: string, url: string, body: unknown): Buffer {
+  const [rawPath, query = ''] = url.split('?', 2) as [string, string?];
+  // The router treats /v1/customers/ as /v1/customers, so the fingerprint does too.
+  const path = rawPath.length > 1 ? rawPath.replace(/\/+$/, '') : rawPath;
   const flags = new URLSearchParams(query);
   flags.sort();
-  return keyring.mac(`idempotency\n${req.method}\n${path}\n${flags.toString()}\n${canonicalJson(req.body ?? null)}`);
+  return keyring.mac(`idempotency\n${method}\n${path}\n${flags.toString()}\n${canonicalJson(body ?? null)}`);
 }
 
 interface StoredResponse {
@@ -82,7 +85,7 @@ export async function mutate(
   const { db, keyring } = deps;
   const org = req.auth.organizationId;
   const key = req.idempotencyKey!;
-  const hash = requestHash(keyring, req);
+  const hash = requestFingerprint(keyring, req.method, req.url, req.body);
   const lockId = keyring.mac(`idempotency-lock\n${org}\n${key}`).readBigInt64BE(0).toString();
 
   for (let attempt = 0; ; attempt++) {
@@ -111,7 +114,12 @@ export async function mutate(
       });
     } catch (err) {
       if (err instanceof LostRace && attempt < 3) continue;
-      if (err instanceof DomainError && !err.code.startsWith('idempotency_')) await storeError(deps, req, hash, err);
+      if (err instanceof DomainError && STORED_REJECTIONS.has(err.status) && !err.code.startsWith('idempotency_')) {
+        // The use case may have been refused *because* a concurrent request with this key just committed its
+        // effect (its snapshot predated that commit). Then the caller gets that request's response, not ours.
+        const stored = (await storeError(deps, req, hash, err)) ?? undefined;
+        if (stored) return replay(keyring, req, reply, hash, stored);
+      }
       throw err;
     }
     if ('stored' in outcome) return replay(keyring, req, reply, hash, outcome.stored);
@@ -123,18 +131,29 @@ export async function mutate(
   }
 }
 
+/** Business rejections that become part of a key's history; 400s never do (they do not consume the key). */
+const STORED_REJECTIONS = new Set([404, 409, 422]);
+
 /**
- * A business rejection (404, 409, 422) is part of the key's history too: retrying the same request replays it.
- * It has no effect to be atomic with, so it is written on its own; the first writer wins.
+ * A business rejection is part of the key's history too: retrying the same request replays it. It has no effect
+ * to be atomic with, so it is written on its own and the first writer wins. Returns the response stored earlier
+ * by another request with this key, if there is one (then that one is the answer).
  */
-async function storeError(deps: MutationDeps, req: FastifyRequest, hash: Buffer, err: DomainError): Promise<void> {
+async function storeError(deps: MutationDeps, req: FastifyRequest, hash: Buffer, err: DomainError): Promise<StoredResponse | undefined> {
   const body = JSON.stringify(errorBody(req, err));
-  await deps.db.tx(
-    (tx) => tx`
+  const org = req.auth.organizationId;
+  const key = req.idempotencyKey!;
+  return deps.db.tx(async (tx) => {
+    const inserted = await tx`
       INSERT INTO idempotency_keys (organization_id, key, request_hash, response_status, response_body)
-      VALUES (${req.auth.organizationId}, ${req.idempotencyKey!}, ${hash}, ${err.status}, ${deps.keyring.encrypt(body)})
-      ON CONFLICT DO NOTHING`,
-  );
+      VALUES (${org}, ${key}, ${hash}, ${err.status}, ${deps.keyring.encrypt(body)})
+      ON CONFLICT DO NOTHING RETURNING 1`;
+    if (inserted.length === 1) return undefined;
+    const [earlier] = await tx<StoredResponse[]>`
+      SELECT request_hash, response_status, response_body, response_location
+      FROM idempotency_keys WHERE organization_id = ${org} AND key = ${key}`;
+    return earlier;
+  });
 }
 
 function replay(keyring: Keyring, req: FastifyRequest, reply: FastifyReply, hash: Buffer, stored: StoredResponse): FastifyReply {
@@ -148,7 +167,9 @@ function replay(keyring: Keyring, req: FastifyRequest, reply: FastifyReply, hash
   if (stored.response_location) reply.header('Location', stored.response_location);
   reply.code(stored.response_status);
   if (!stored.response_body) return reply.send();
-  const body = JSON.parse(keyring.decrypt(stored.response_body)) as { meta?: Record<string, unknown> };
+  const body = JSON.parse(keyring.decrypt(stored.response_body)) as { meta?: Record<string, unknown>; error?: { requestId: string } };
   if (body.meta) body.meta.replayed = true;
+  // error.requestId always echoes this response's Request-Id header (decisions.md, envelopes).
+  if (body.error) body.error.requestId = req.id;
   return reply.type('application/json; charset=utf-8').send(JSON.stringify(body));
 }

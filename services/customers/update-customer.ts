@@ -25,16 +25,22 @@ export async function updateCustomer(
   patch: CustomerPatch,
 ): Promise<Customer> {
   if (!isUuid(id)) throw notFound('customer_not_found', 'customer');
-  const set: Record<string, unknown> = { updated_at: new Date() };
+  const set: Record<string, unknown> = {};
   for (const [field, column] of Object.entries(PLAIN_FIELDS)) {
     const value = patch[field as keyof typeof PLAIN_FIELDS];
     if (value !== undefined) set[column] = value;
   }
   Object.assign(set, personalColumns(keyring, patch));
-  const [row] = await sql<CustomerRow[]>`
-    UPDATE customers SET ${sql(set)}
-    WHERE organization_id = ${organizationId} AND id = ${id}
-    RETURNING ${sql(CUSTOMER_COLUMNS)}, cpr_enc IS NOT NULL AS has_cpr`;
+  // updated_at comes from the database clock, like created_at, so the two can never disagree.
+  const [row] = Object.keys(set).length === 0
+    ? await sql<CustomerRow[]>`
+        UPDATE customers SET updated_at = now()
+        WHERE organization_id = ${organizationId} AND id = ${id}
+        RETURNING ${sql(CUSTOMER_COLUMNS)}, cpr_enc IS NOT NULL AS has_cpr`
+    : await sql<CustomerRow[]>`
+        UPDATE customers SET ${sql(set)}, updated_at = now()
+        WHERE organization_id = ${organizationId} AND id = ${id}
+        RETURNING ${sql(CUSTOMER_COLUMNS)}, cpr_enc IS NOT NULL AS has_cpr`;
   if (!row) throw notFound('customer_not_found', 'customer');
   return toCustomer(keyring, row);
 }

@@ -13,6 +13,12 @@ export interface Config {
   restateIngressUrl: string | undefined;
   restateAdminUrl: string | undefined;
   workflowsPort: number;
+  /** Interface the workflows endpoint listens on. */
+  workflowsHost: string;
+  /** The endpoint's address as restate-server reaches it; derived from host and port when unset. */
+  workflowsUrl: string | undefined;
+  /** Stored idempotent responses are purged after this many days (decisions.md: at least 30). */
+  idempotencyRetentionDays: number;
   rateLimitDefault: number;
   rateLimitDocument: number;
   logLevel: string;
@@ -24,6 +30,12 @@ const int = (name: string, raw: string | undefined, dflt: number): number => {
   if (raw === undefined || raw === '') return dflt;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
+  return n;
+};
+
+// The contract promises a minimum (e.g. 30 days of idempotent replays); a smaller setting would silently break it.
+const atLeast = (name: string, n: number, min: number): number => {
+  if (n < min) throw new Error(`${name} must be at least ${min}, got ${n}`);
   return n;
 };
 
@@ -39,6 +51,9 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     restateIngressUrl: env.RESTATE_INGRESS_URL || undefined,
     restateAdminUrl: env.RESTATE_ADMIN_URL || undefined,
     workflowsPort: int('WORKFLOWS_PORT', env.WORKFLOWS_PORT, 0),
+    workflowsHost: env.WORKFLOWS_HOST || '127.0.0.1',
+    workflowsUrl: env.WORKFLOWS_URL || undefined,
+    idempotencyRetentionDays: atLeast('IDEMPOTENCY_RETENTION_DAYS', int('IDEMPOTENCY_RETENTION_DAYS', env.IDEMPOTENCY_RETENTION_DAYS, 30), 30),
     rateLimitDefault: int('RATE_LIMIT_DEFAULT', env.RATE_LIMIT_DEFAULT, 100),
     rateLimitDocument: int('RATE_LIMIT_DOCUMENT', env.RATE_LIMIT_DOCUMENT, 10),
     logLevel: env.LOG_LEVEL ?? 'info',

@@ -1,15 +1,17 @@
 import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
-import { mutate } from '../../services/api/idempotency.ts';
+import { mutate, requestFingerprint } from '../../services/api/idempotency.ts';
 import type { AppDeps } from '../../services/api/app.ts';
 import { call, createTestKey, createTestOrg, newIdempotencyKey, startTestApp, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
 import { revokeApiKey } from '../../services/organizations/revoke-api-key.ts';
+import { DomainError } from '../../services/shared/errors.ts';
 
 /** Rules that hold on every route (spec 1, 5, 7, 8; decisions.md), provoked one error code at a time. */
 describe('API rules', () => {
   let t: TestApp;
   let org: TestOrg;
   let releaseSlow: () => void = () => {};
+  let raceHash: Buffer | undefined;
   const customer = { type: 'person', name: 'Rule Tester' };
 
   const testRoutes = (app: FastifyInstance, deps: AppDeps) => {
@@ -22,6 +24,18 @@ describe('API rules', () => {
         await tx`SELECT 1`;
         await new Promise<void>((resolve) => (releaseSlow = resolve));
         return { status: 201, data: { done: true } };
+      }),
+    );
+    // Simulates a concurrent request with the same key committing its effect while this one runs (the snapshot
+    // window the final guard exists for): this one is then refused by a business rule because of that effect.
+    app.post('/v1/test/race', { config: { scope: 'customers:write' } }, (req, reply) =>
+      mutate(deps, req, reply, async () => {
+        const body = JSON.stringify({ data: { winner: true }, meta: {} });
+        await deps.db.tx((other) => other`
+          INSERT INTO idempotency_keys (organization_id, key, request_hash, response_status, response_body, response_location)
+          SELECT ${req.auth.organizationId}, ${req.idempotencyKey!}, request_hash, 201, ${deps.keyring.encrypt(body)}, '/v1/test/winner'
+          FROM (SELECT ${raceHash!}::bytea AS request_hash) h`);
+        throw new DomainError('sku_already_exists', 'Refused because of the winner’s effect.');
       }),
     );
     app.get('/v1/test/document', { config: { scope: 'customers:read', rateClass: 'document' } }, async () => ({ data: null, meta: {} }));
@@ -226,7 +240,27 @@ describe('API rules', () => {
       const again = await call(t.app, 'PATCH', url, { key: org.apiKey, body: { name: 'x' }, idempotencyKey: idem });
       assert.equal(again.status, 404);
       assert.equal(again.headers['idempotent-replayed'], 'true');
-      assert.deepEqual(again.body, first.body);
+      assert.deepEqual(again.body, { error: { ...first.body.error, requestId: again.headers['request-id'] } });
+      assert.notEqual(again.headers['request-id'], first.headers['request-id']);
+    });
+
+    it('a request refused because a concurrent one with its key committed gets that request’s response', async () => {
+      const idem = newIdempotencyKey();
+      raceHash = requestFingerprint(t.deps.keyring, 'POST', '/v1/test/race', { n: 1 });
+      const res = await call(t.app, 'POST', '/v1/test/race', { key: org.apiKey, body: { n: 1 }, idempotencyKey: idem });
+      assert.equal(res.status, 201);
+      assert.equal(res.headers['idempotent-replayed'], 'true');
+      assert.equal(res.headers.location, '/v1/test/winner');
+      assert.deepEqual(res.body, { data: { winner: true }, meta: { replayed: true } });
+    });
+
+    it('the fingerprint ignores a trailing slash, as the router does', async () => {
+      const idem = newIdempotencyKey();
+      const first = await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: customer, idempotencyKey: idem });
+      const second = await call(t.app, 'POST', '/v1/customers/', { key: org.apiKey, body: customer, idempotencyKey: idem });
+      assert.equal(second.status, 201);
+      assert.equal(second.headers['idempotent-replayed'], 'true');
+      assert.equal(second.body.data.id, first.body.data.id);
     });
 
     it('keys are scoped per organisation', async () => {
@@ -280,18 +314,15 @@ describe('API rules', () => {
 
     it('answers 429 rate_limited with Retry-After once a key has spent its burst (2 × rate)', async () => {
       const key = await createTestKey(org, ['customers:read']);
-      const statuses: number[] = [];
-      let last;
-      for (let i = 0; i < 11; i++) {
-        last = await call(limited.app, 'GET', '/v1/customers?limit=1', { key });
-        statuses.push(last.status);
-      }
-      assert.deepEqual(statuses.slice(0, 10), Array(10).fill(200));
-      assert.equal(last!.status, 429);
-      assert.equal(last!.body.error.code, 'rate_limited');
-      assert.ok(Number(last!.headers['retry-after']) >= 1);
-      assert.equal(last!.headers['ratelimit-limit'], '5');
-      assert.equal(last!.headers['ratelimit-remaining'], '0');
+      const responses = [];
+      for (let i = 0; i < 11; i++) responses.push(await call(limited.app, 'GET', '/v1/customers?limit=1', { key }));
+      assert.deepEqual(responses.slice(0, 10).map((r) => r.status), Array(10).fill(200));
+      const last = responses[10]!;
+      assert.equal(last.status, 429);
+      assert.equal(last.body.error.code, 'rate_limited');
+      assert.ok(Number(last.headers['retry-after']) >= 1);
+      assert.equal(last.headers['ratelimit-limit'], '5');
+      assert.equal(last.headers['ratelimit-remaining'], '0');
       // Another key of the same organisation has its own bucket.
       const fresh = await createTestKey(org, ['customers:read']);
       const ok = await call(limited.app, 'GET', '/v1/customers?limit=1', { key: fresh });

@@ -20,6 +20,11 @@ const unauthenticated = (why: string) => new DomainError('unauthenticated', why)
 export class ApiKeyCache {
   private readonly entries = new Map<string, { ctx: AuthContext; expires: number }>();
   private readonly ttlMs: number;
+  /**
+   * Bumped by every eviction. A lookup that started before a revocation must not cache what it read, or a
+   * revoked key could live on for a TTL: `set` is skipped when the generation moved during the lookup.
+   */
+  private generation = 0;
   constructor(ttlMs: number) {
     this.ttlMs = ttlMs;
   }
@@ -34,17 +39,23 @@ export class ApiKeyCache {
     return e.ctx;
   }
 
-  set(hashHex: string, ctx: AuthContext): void {
-    if (this.ttlMs === 0) return;
+  get currentGeneration(): number {
+    return this.generation;
+  }
+
+  set(hashHex: string, ctx: AuthContext, readAtGeneration: number): void {
+    if (this.ttlMs === 0 || readAtGeneration !== this.generation) return;
     if (this.entries.size > 100_000) this.entries.clear();
     this.entries.set(hashHex, { ctx, expires: Date.now() + this.ttlMs });
   }
 
   evict(hashHex: string): void {
+    this.generation++;
     this.entries.delete(hashHex);
   }
 
   clear(): void {
+    this.generation++;
     this.entries.clear();
   }
 }
@@ -74,10 +85,11 @@ export function createAuthenticate(db: Db, cache: ApiKeyCache): (req: FastifyReq
     const hashHex = sha256(key).toString('hex');
     let ctx = cache.get(hashHex);
     if (!ctx) {
+      const generation = cache.currentGeneration;
       const rec = await db.read((sql) => findApiKeyByHash(sql, Buffer.from(hashHex, 'hex')));
       if (!rec || rec.revoked) throw unauthenticated('That API key is unknown or has been revoked.');
       ctx = toContext(rec);
-      cache.set(hashHex, ctx);
+      cache.set(hashHex, ctx, generation);
     }
     req.auth = ctx;
     const scope = req.routeOptions.config.scope;

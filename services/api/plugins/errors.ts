@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorObject } from 'ajv';
 import { DomainError, type ErrorDetail } from '../../shared/errors.ts';
+import { randomToken } from '../../shared/crypto.ts';
 
 export interface ErrorEnvelope {
   error: { code: string; message: string; details?: ErrorDetail[]; requestId: string };
@@ -18,18 +19,25 @@ export function sendError(req: FastifyRequest, reply: FastifyReply, err: DomainE
   return reply.code(err.status).send(errorBody(req, err));
 }
 
+const pointerToken = (name: string): string => name.replace(/~/g, '~0').replace(/\//g, '~1');
+
 /** Turns AJV's errors into `[{path, message}]` with JSON Pointers to the offending value, one per place. */
 export function validationDetails(errors: ErrorObject[], part: string): ErrorDetail[] {
   const byPath = new Map<string, ErrorDetail>();
+  // A nullable field that got a wrong value fails both branches; "must be null" is the less useful half.
+  const placesWithOtherErrors = new Set(
+    errors.filter((e) => !(e.keyword === 'type' && (e.params as { type?: string }).type === 'null') && e.keyword !== 'anyOf').map((e) => e.instancePath),
+  );
   for (const e of errors) {
+    if (e.keyword === 'type' && (e.params as { type?: string }).type === 'null' && placesWithOtherErrors.has(e.instancePath)) continue;
     let path = e.instancePath;
     let message = e.message ?? 'is invalid';
     if (e.keyword === 'required') {
-      path += `/${(e.params as { missingProperty: string }).missingProperty}`;
+      path += `/${pointerToken((e.params as { missingProperty: string }).missingProperty)}`;
       message = 'is required';
     }
     if (e.keyword === 'additionalProperties') {
-      path += `/${(e.params as { additionalProperty: string }).additionalProperty}`;
+      path += `/${pointerToken((e.params as { additionalProperty: string }).additionalProperty)}`;
       message = 'is not an allowed property';
     }
     if (e.keyword === 'propertyNames') message = 'has a key that is not allowed';
@@ -75,5 +83,60 @@ export function registerErrorHandling(app: FastifyInstance): void {
 
   app.setNotFoundHandler((req, reply) =>
     sendError(req, reply, new DomainError('route_not_found', `No route ${req.method} ${req.url.split('?')[0]}.`)),
+  );
+}
+
+/** JSON Pointer to the first string (value or key) holding U+0000, or undefined. */
+export function findNul(value: unknown, path: string): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
+  if (value === null || typeof value !== 'object') return undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const hit = findNul(value[i], `${path}/${i}`);
+      if (hit !== undefined) return hit;
+    }
+    return undefined;
+  }
+  for (const [k, v] of Object.entries(value)) {
+    if (k.includes('\u0000')) return `${path}/${pointerToken(k)}`;
+    const hit = findNul(v, `${path}/${pointerToken(k)}`);
+    if (hit !== undefined) return hit;
+  }
+  return undefined;
+}
+
+/** Errors the router raises before any hook runs (a path that cannot be decoded): still the envelope. */
+export function frameworkErrorHandler(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
+  reply.header('Request-Id', req.id);
+  if (err.code === 'FST_ERR_BAD_URL') {
+    void sendError(req, reply, new DomainError('route_not_found', 'The request path cannot be decoded.'));
+    return;
+  }
+  void sendError(req, reply, new DomainError('validation_failed', 'The request could not be read.'));
+}
+
+/**
+ * Requests Node's HTTP parser rejects before Fastify sees them (malformed request line, oversized headers): answer
+ * with the envelope and a Request-Id all the same, then close the connection.
+ */
+export function clientErrorHandler(err: NodeJS.ErrnoException, socket: import('node:net').Socket): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+  const status = tooLarge ? 431 : 400;
+  const requestId = `req_${randomToken(12)}`;
+  const body = JSON.stringify({
+    error: {
+      code: tooLarge ? 'headers_too_large' : 'invalid_request',
+      message: tooLarge ? 'The request headers are too large.' : 'The request is not valid HTTP.',
+      requestId,
+    },
+  });
+  socket.end(
+    `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+      `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
   );
 }

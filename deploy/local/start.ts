@@ -1,0 +1,345 @@
+/**
+ * `npm start`: the whole service on one machine, with no configuration on a fresh clone.
+ *
+ * PostgreSQL (embedded, under DATA_DIR/postgres, unless DATABASE_URL is set), migrations, restate-server (under
+ * DATA_DIR/restate, unless RESTATE_INGRESS_URL and RESTATE_ADMIN_URL are both set), the workflows endpoint and the
+ * API in this process. Ctrl-C or SIGTERM stops all of it, in reverse order, and exits 0. Data stays in DATA_DIR, so
+ * the next start carries on where this one stopped; DATA_DIR/runtime.json says where everything runs.
+ */
+import { createWriteStream, existsSync, mkdirSync, readFileSync, type WriteStream } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Writable } from 'node:stream';
+import { startApi, type RunningApi } from '../../services/api/main.ts';
+import { migrate } from '../../services/db/migrate.ts';
+import { readConfig, type Config } from '../../services/shared/config.ts';
+import { createKeyring } from '../../services/shared/crypto.ts';
+import { createSql } from '../../services/shared/db.ts';
+import { resolveMasterKey, type MasterKey } from '../../services/shared/dev-secrets.ts';
+import { runWorkflows, type RunningWorkflows } from '../../workflows/main.ts';
+import { ensureDatabase, startEmbeddedPostgres, type EmbeddedPg } from './embedded-postgres.ts';
+import { preferPort } from './ports.ts';
+import { startRestateServer, type RestateServer } from './restate-server.ts';
+import { readRuntimeFile, rememberedPort, writeRuntimeFile, type RuntimeInfo } from './runtime-file.ts';
+
+const DATABASE = 'faktura';
+const DEFAULT_DATA_DIR = '.data';
+/** The stop must end within 10 s; past this, whatever still runs is killed. */
+const STOP_DEADLINE_MS = 9000;
+
+const out = (line: string) => void process.stdout.write(`${line}\n`);
+const err = (line: string) => void process.stderr.write(`${line}\n`);
+
+/** True when `pid` runs and, where /proc can tell, its command line mentions `marker` (pids get reused). */
+function isRunning(pid: number | null | undefined, marker: string): pid is number {
+  if (typeof pid !== 'number' || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker);
+  } catch {
+    return !existsSync('/proc');
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function waitGone(pid: number, marker: string, ms: number): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (isRunning(pid, marker)) {
+    if (Date.now() > until) return false;
+    await sleep(50);
+  }
+  return true;
+}
+
+/**
+ * A start that was killed outright (SIGKILL, a crash) leaves its children running, and they hold the data
+ * directories. They were started by an earlier run of this command, on this DATA_DIR, so they are stopped here.
+ */
+async function stopLeftovers(previous: Partial<RuntimeInfo> | undefined): Promise<void> {
+  const pg = previous?.pids?.postgres;
+  if (isRunning(pg, 'postgres')) {
+    err(`Stopping PostgreSQL (pid ${pg}) left running by an earlier start…`);
+    process.kill(pg, 'SIGINT'); // fast shutdown: its clients died with the earlier start
+    if (!(await waitGone(pg, 'postgres', 10_000))) throw new Error(`PostgreSQL (pid ${pg}) does not stop; stop it, then start again`);
+  }
+  const rs = previous?.pids?.restateServer;
+  if (isRunning(rs, 'restate-server')) {
+    err(`Stopping restate-server (pid ${rs}) left running by an earlier start…`);
+    process.kill(rs, 'SIGTERM');
+    if (!(await waitGone(rs, 'restate-server', 5000))) process.kill(rs, 'SIGKILL');
+    await waitGone(rs, 'restate-server', 2000);
+  }
+}
+
+/** Holds the API's and the endpoint's log lines until the start-up block is printed, then passes them to stdout. */
+class HeldStdout extends Writable {
+  private held: Buffer[] | undefined = [];
+  override _write(chunk: Buffer, _enc: BufferEncoding, cb: (error?: Error | null) => void): void {
+    if (this.held) {
+      this.held.push(chunk);
+      cb();
+    } else {
+      process.stdout.write(chunk, () => cb());
+    }
+  }
+  release(): void {
+    const held = this.held ?? [];
+    this.held = undefined;
+    for (const chunk of held) process.stdout.write(chunk);
+  }
+}
+
+interface Parts {
+  pg?: EmbeddedPg;
+  pgPid?: number | null;
+  restate?: RestateServer;
+  workflows?: RunningWorkflows;
+  api?: RunningApi;
+  pgLog?: WriteStream;
+}
+
+/** Reverse order of start: nothing is left talking to a part that is already gone. */
+async function stopParts(parts: Parts): Promise<void> {
+  const problems: string[] = [];
+  const attempt = async (what: string, fn: () => Promise<void>) => {
+    try {
+      await fn();
+    } catch (e) {
+      problems.push(`${what}: ${(e as Error).message}`);
+    }
+  };
+  if (parts.api) await attempt('API', () => parts.api!.close());
+  if (parts.restate) await attempt('restate-server', () => parts.restate!.stop(4000));
+  if (parts.workflows) await attempt('workflows endpoint', () => parts.workflows!.close());
+  if (parts.pg) {
+    const pid = parts.pgPid;
+    await attempt('PostgreSQL', async () => {
+      // embedded-postgres waits for an exit event that never comes if the server has already gone (a Ctrl-C in
+      // the terminal reaches PostgreSQL too), so the postmaster's pid decides when it is down.
+      // The pid check below is what decides; a failed stop() call says nothing the pid does not.
+      const stopped = parts.pg!.stop().then(() => true, () => true);
+      if (pid) {
+        if (!(await Promise.race([stopped, waitGone(pid, 'postgres', 6000)]))) throw new Error(`pid ${pid} is still running`);
+        // When the pid check won, give Node a moment to reap the child, so that no zombie outlives this process.
+        await Promise.race([stopped, sleep(500)]);
+      } else {
+        await stopped;
+      }
+    });
+  }
+  parts.pgLog?.end();
+  if (problems.length > 0) throw new Error(problems.join('; '));
+}
+
+function postmasterPid(pgDir: string): number | null {
+  try {
+    const pid = Number(readFileSync(join(pgDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+async function main(): Promise<number> {
+  const started = performance.now();
+  const config = readConfig();
+  const dataDir = resolve(config.dataDir);
+  const logsDir = join(dataDir, 'logs');
+  mkdirSync(logsDir, { recursive: true });
+
+  const previous = readRuntimeFile(dataDir);
+  if (previous?.status !== 'stopped' && previous?.pid !== process.pid && isRunning(previous?.pid, 'deploy/local/start')) {
+    err(`error: the service already runs on ${dataDir} (pid ${previous.pid}); stop it first, or use another DATA_DIR.`);
+    return 1;
+  }
+
+  if (config.restateIngressUrl === undefined !== (config.restateAdminUrl === undefined)) {
+    err('error: set both RESTATE_INGRESS_URL and RESTATE_ADMIN_URL to use an external Restate, or neither to run one here.');
+    return 1;
+  }
+
+  let master: MasterKey;
+  try {
+    master = resolveMasterKey({ ...config, dataDir });
+  } catch (e) {
+    err(`error: ${(e as Error).message}`);
+    return 1;
+  }
+
+  const parts: Parts = {};
+  let stopping: Promise<number> | undefined;
+  let runtime: RuntimeInfo | undefined;
+  const stop = (why: string): Promise<number> => {
+    stopping ??= (async () => {
+      // A stop that hangs is cut short: every child is killed and the exit code says the stop was not clean.
+      const watchdog = setTimeout(() => {
+        err(`error: stopping took longer than ${STOP_DEADLINE_MS / 1000} s (${why}); killing what is left.`);
+        if (parts.restate && isRunning(parts.restate.pid, 'restate-server')) process.kill(parts.restate.pid, 'SIGKILL');
+        if (parts.pgPid && isRunning(parts.pgPid, 'postgres')) process.kill(parts.pgPid, 'SIGQUIT');
+        process.exit(1);
+      }, STOP_DEADLINE_MS);
+      let code = 0;
+      try {
+        await stopParts(parts);
+      } catch (e) {
+        err(`error while stopping: ${(e as Error).message}`);
+        code = 1;
+      }
+      if (runtime) writeRuntimeFile(dataDir, { ...runtime, status: 'stopped', stoppedAt: new Date().toISOString() });
+      clearTimeout(watchdog);
+      return code;
+    })();
+    return stopping;
+  };
+
+  // embedded-postgres installs SIGINT/SIGTERM/SIGHUP handlers that stop PostgreSQL and exit at once with 130/143,
+  // before the API has finished its requests. This command owns the order of shutdown instead.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.removeAllListeners(signal);
+    process.on(signal, () => {
+      if (stopping) return;
+      void stop(signal).then((code) => {
+        out(code === 0 ? 'Faktura API stopped.' : 'Faktura API stopped, not cleanly.');
+        process.exit(code);
+      });
+    });
+  }
+
+  try {
+    await stopLeftovers(previous);
+
+    // Ports: the ones of the last start when they are still free, so that URLs stay the same between starts.
+    const taken = new Set<number>([config.port]);
+    const pick = async (remembered: number | undefined): Promise<number> => {
+      for (let hint = remembered; ; hint = undefined) {
+        const port = await preferPort(hint !== undefined && taken.has(hint) ? undefined : hint);
+        if (!taken.has(port)) {
+          taken.add(port);
+          return port;
+        }
+      }
+    };
+    const apiPort = config.port === 0 ? await pick(rememberedPort(previous, 'api')) : config.port;
+    const workflowsPort = config.workflowsPort === 0 ? await pick(rememberedPort(previous, 'workflows')) : config.workflowsPort;
+    taken.add(workflowsPort);
+
+    // 1. PostgreSQL
+    let databaseUrl: string;
+    let pgPort: number | null = null;
+    if (config.databaseUrl) {
+      databaseUrl = config.databaseUrl;
+    } else {
+      pgPort = await pick(rememberedPort(previous, 'postgres'));
+      const pgDir = join(dataDir, 'postgres');
+      parts.pgLog = createWriteStream(join(logsDir, 'postgres.log'), { flags: 'a' });
+      const pgLog = parts.pgLog;
+      parts.pg = await startEmbeddedPostgres(pgDir, pgPort, (line) => void pgLog.write(`${line}\n`));
+      parts.pgPid = postmasterPid(pgDir);
+      await ensureDatabase(parts.pg.adminUrl, DATABASE);
+      databaseUrl = parts.pg.urlFor(DATABASE);
+    }
+    const sql = createSql(databaseUrl, { max: 1 });
+    try {
+      await migrate(sql);
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
+
+    // 2. The runtime file, as soon as the database can be used: the operator command reads it.
+    let restateIngressUrl: string;
+    let restateAdminUrl: string;
+    let restatePorts: { ingress: number; admin: number; fabric: number } | undefined;
+    if (config.restateIngressUrl && config.restateAdminUrl) {
+      restateIngressUrl = config.restateIngressUrl.replace(/\/+$/, '');
+      restateAdminUrl = config.restateAdminUrl.replace(/\/+$/, '');
+    } else {
+      restatePorts = {
+        ingress: await pick(rememberedPort(previous, 'restateIngress')),
+        admin: await pick(rememberedPort(previous, 'restateAdmin')),
+        fabric: await pick(rememberedPort(previous, 'restateFabric')),
+      };
+      restateIngressUrl = `http://127.0.0.1:${restatePorts.ingress}`;
+      restateAdminUrl = `http://127.0.0.1:${restatePorts.admin}`;
+    }
+    const apiHost = config.host === '0.0.0.0' ? '127.0.0.1' : config.host === '::' ? '[::1]' : config.host.includes(':') ? `[${config.host}]` : config.host;
+    runtime = {
+      status: 'starting',
+      dataDir,
+      databaseUrl,
+      restateIngressUrl,
+      restateAdminUrl,
+      workflowsUrl: config.workflowsUrl ?? `http://${config.workflowsHost}:${workflowsPort}`,
+      apiUrl: `http://${apiHost}:${apiPort}`,
+      ports: {
+        postgres: pgPort,
+        restateIngress: restatePorts?.ingress ?? null,
+        restateAdmin: restatePorts?.admin ?? null,
+        restateFabric: restatePorts?.fabric ?? null,
+        workflows: workflowsPort,
+        api: apiPort,
+      },
+      pid: process.pid,
+      pids: { postgres: parts.pgPid ?? null, restateServer: null },
+      startedAt: new Date().toISOString(),
+      stoppedAt: null,
+    };
+    writeRuntimeFile(dataDir, runtime);
+
+    // 3. restate-server
+    if (restatePorts) {
+      parts.restate = await startRestateServer({
+        baseDir: join(dataDir, 'restate'),
+        ports: restatePorts,
+        logFile: join(logsDir, 'restate.log'),
+      });
+      runtime = { ...runtime, pids: { ...runtime.pids, restateServer: parts.restate.pid } };
+      writeRuntimeFile(dataDir, runtime);
+    }
+
+    // 4. The workflows endpoint and the API, in this process. Their log lines wait until the block is printed.
+    const logs = new HeldStdout();
+    const stackConfig: Config = {
+      ...config,
+      dataDir,
+      databaseUrl,
+      restateIngressUrl,
+      restateAdminUrl,
+      workflowsPort,
+      port: apiPort,
+    };
+    parts.workflows = await runWorkflows(stackConfig, { logStream: logs });
+    parts.api = await startApi(stackConfig, { keyring: createKeyring(master.key), logStream: logs });
+
+    runtime = { ...runtime, status: 'running', apiUrl: parts.api.url };
+    writeRuntimeFile(dataDir, runtime);
+
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    const adminPrefix = dataDir === resolve(DEFAULT_DATA_DIR) ? '' : `DATA_DIR=${JSON.stringify(dataDir)} `;
+    out(
+      [
+        `Faktura API is running (started in ${seconds} s)`,
+        `  API        ${parts.api.url}/v1`,
+        `  Docs       ${parts.api.url}/docs`,
+        `  Restate UI ${restateAdminUrl}/ui/`,
+        `  Get a key  ${adminPrefix}npm run admin -- create-org --name "My Company" --sandbox --json`,
+        ...(master.source === 'development-file' ? [`  Key        development key in ${master.path} (set DATA_ENCRYPTION_KEY in production)`] : []),
+        `  Data       ${dataDir}   (Ctrl-C stops everything)`,
+      ].join('\n'),
+    );
+    logs.release();
+    return 0;
+  } catch (e) {
+    err(`error: ${(e as Error).message}`);
+    if (!stopping) await stop('start-up failed');
+    else await stopping;
+    return 1;
+  }
+}
+
+const code = await main();
+// On success the process keeps running until a signal; on failure everything started has been stopped.
+if (code !== 0) process.exit(code);

@@ -1,0 +1,143 @@
+/**
+ * `npm run start:api`: the HTTP API on HOST:PORT. Needs DATABASE_URL and DATA_ENCRYPTION_KEY (outside production,
+ * the development key under DATA_DIR is used when the latter is unset). With RESTATE_INGRESS_URL set, /readyz also
+ * requires Restate to answer and to know the workflows. `deploy/local/start.ts` runs `startApi` in its own process.
+ */
+import type { FastifyInstance } from 'fastify';
+import { readConfig, type Config } from '../shared/config.ts';
+import { createKeyring, type Keyring } from '../shared/crypto.ts';
+import { createSql, Db } from '../shared/db.ts';
+import { resolveMasterKey } from '../shared/dev-secrets.ts';
+import { buildApp } from './app.ts';
+import { ApiKeyCache, listenForKeyChanges } from './plugins/auth.ts';
+import type { ReadinessProbe } from './routes/health.ts';
+
+/** The service the workflows endpoint registers; Restate is ready for the API once it routes to it. */
+const REQUIRED_RESTATE_SERVICE = 'Housekeeping';
+
+export function restateReadinessProbe(ingressUrl: string): ReadinessProbe {
+  return {
+    name: 'restate',
+    async check() {
+      const res = await fetch(`${ingressUrl.replace(/\/+$/, '')}/restate/health`, { signal: AbortSignal.timeout(2000) });
+      if (!res.ok) throw new Error(`restate ingress answered ${res.status}`);
+      const body = (await res.json()) as { services?: unknown };
+      if (!Array.isArray(body.services) || !body.services.includes(REQUIRED_RESTATE_SERVICE)) {
+        throw new Error(`the workflows endpoint is not registered (no ${REQUIRED_RESTATE_SERVICE} service)`);
+      }
+    },
+  };
+}
+
+export interface RunningApi {
+  app: FastifyInstance;
+  /** Base URL the API listens on, e.g. http://127.0.0.1:3000. */
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+export interface StartApiOptions {
+  /** Defaults to the key DATA_ENCRYPTION_KEY or the development key file names. */
+  keyring?: Keyring;
+  logStream?: NodeJS.WritableStream;
+}
+
+type ApiConfig = Pick<
+  Config,
+  | 'databaseUrl'
+  | 'dbPoolMax'
+  | 'host'
+  | 'port'
+  | 'encryptionKey'
+  | 'nodeEnv'
+  | 'dataDir'
+  | 'restateIngressUrl'
+  | 'rateLimitDefault'
+  | 'rateLimitDocument'
+  | 'authCacheTtlMs'
+  | 'logLevel'
+>;
+
+export async function startApi(config: ApiConfig, opts: StartApiOptions = {}): Promise<RunningApi> {
+  if (!config.databaseUrl) throw new Error('DATABASE_URL is required.');
+  const keyring = opts.keyring ?? createKeyring(resolveMasterKey(config).key);
+  const db = new Db(createSql(config.databaseUrl, { max: config.dbPoolMax }), config.dbPoolMax);
+  let app: FastifyInstance | undefined;
+  let unlisten: (() => Promise<void>) | undefined;
+  try {
+    const authCache = new ApiKeyCache(config.authCacheTtlMs);
+    // Before the first request: a key revoked from now on must stop working at once, on every API process.
+    unlisten = await listenForKeyChanges(db, authCache);
+    app = await buildApp({
+      db,
+      keyring,
+      config,
+      authCache,
+      readiness: config.restateIngressUrl ? [restateReadinessProbe(config.restateIngressUrl)] : [],
+      ...(opts.logStream ? { logStream: opts.logStream } : {}),
+    });
+    await app.listen({ host: config.host, port: config.port });
+  } catch (err) {
+    await app?.close();
+    await unlisten?.();
+    await db.close();
+    throw err;
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  // A wildcard address is not one a client can call; name the loopback address instead.
+  const host = config.host === '0.0.0.0' ? '127.0.0.1' : config.host === '::' ? '[::1]' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  const running = app;
+  const stopListening = unlisten;
+  let closing: Promise<void> | undefined;
+  return {
+    app: running,
+    url: `http://${host}:${port}`,
+    port,
+    close() {
+      // Stop taking requests and let those in flight finish, then release the database.
+      closing ??= (async () => {
+        await running.close();
+        // The listener's connection may be gone already (a Ctrl-C in a terminal reaches PostgreSQL too); there is
+        // then nothing left to unlisten.
+        await stopListening().catch(() => {});
+        await db.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const config = readConfig();
+  // Checked before the key: a wrong invocation must not leave a development key behind.
+  if (!config.databaseUrl) throw new Error('DATABASE_URL is required.');
+  const master = resolveMasterKey(config);
+  if (master.source === 'development-file') {
+    process.stderr.write(`Using the development encryption key in ${master.path}; set DATA_ENCRYPTION_KEY in production.\n`);
+  }
+  const api = await startApi(config, { keyring: createKeyring(master.key) });
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    api.app.log.info({ signal }, 'stopping');
+    api.close().then(
+      () => (process.exitCode = 0),
+      (err: unknown) => {
+        process.stderr.write(`error while stopping: ${(err as Error).message}\n`);
+        process.exitCode = 1;
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+if (import.meta.main) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`error: ${(err as Error).message}\n`);
+    process.exitCode = 1;
+  });
+}

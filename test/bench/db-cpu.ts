@@ -1,0 +1,56 @@
+/**
+ * PostgreSQL's CPU time during a run, when the server runs on this machine (embedded, or a local DATABASE_URL):
+ * the backends of the pool under test plus the WAL writer, checkpointer, background writer and I/O workers,
+ * read from /proc. On a small machine the database competes with the server for the same cores, so a route that
+ * costs the database more is slower even if the API process does the same work; this makes that visible.
+ * Where /proc does not show the server's processes (a remote server), the probe reports nothing.
+ */
+import { readFileSync } from 'node:fs';
+import postgres from 'postgres';
+
+/** Linux reports process times in USER_HZ ticks, which is 100 per second on every mainstream architecture. */
+const TICK_US = 10_000;
+
+function ticks(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the parenthesised command name (which may itself contain spaces); utime and stime are 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return undefined;
+  }
+}
+
+export interface DbCpuProbe {
+  /** Starts a reading; the returned function ends it and gives PostgreSQL's CPU time in µs, or undefined. */
+  start(): Promise<() => number | undefined>;
+  close(): Promise<void>;
+}
+
+export function dbCpuProbe(url: string): DbCpuProbe {
+  const sql = postgres(url, { max: 1, onnotice: () => {}, connection: { application_name: 'faktura-bench-probe' } });
+  return {
+    async start() {
+      const rows = await sql<{ pid: number }[]>`
+        SELECT pid FROM pg_stat_activity
+        WHERE (datname = current_database() AND application_name = 'faktura')
+           OR backend_type IN ('walwriter', 'checkpointer', 'background writer', 'io worker')`;
+      const before = new Map<number, number>();
+      for (const { pid } of rows) {
+        const t = ticks(pid);
+        if (t !== undefined) before.set(pid, t);
+      }
+      if (before.size === 0) return () => undefined;
+      return () => {
+        let sum = 0;
+        for (const [pid, t0] of before) {
+          const t1 = ticks(pid);
+          if (t1 !== undefined) sum += t1 - t0;
+        }
+        return sum * TICK_US;
+      };
+    },
+    close: () => sql.end(),
+  };
+}

@@ -1,0 +1,253 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from '../../deploy/local/ports.ts';
+import type { RuntimeInfo } from '../../deploy/local/runtime-file.ts';
+
+const NODE = 'node_modules/.bin/node';
+const BLOCK_END = '(Ctrl-C stops everything)';
+
+interface Stack {
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  exited: Promise<number | null>;
+}
+
+/** A process that has exited, or only waits to be reaped, no longer runs. */
+function isGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z') ?? false;
+  } catch {
+    return true;
+  }
+}
+
+describe('npm start: the whole stack on one machine', function () {
+  this.timeout(90_000);
+  let dataDir: string;
+  let port: number;
+  const started: Stack[] = [];
+
+  const dirs: string[] = [];
+  // Only what a fresh clone has: no DATABASE_URL, no Restate URLs, no key.
+  const env = (dir = dataDir, p = port) => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', DATA_DIR: dir, PORT: String(p) });
+
+  function spawnStack(dir = dataDir, p = port): Stack {
+    const child = spawn(NODE, ['deploy/local/start.ts'], { env: env(dir, p), stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let errText = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (errText += d.toString()));
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    const stack: Stack = { child, stdout: () => out, stderr: () => errText, exited };
+    started.push(stack);
+    return stack;
+  }
+
+  /** Resolves once the start-up block is on stdout. */
+  function startStack(dir = dataDir, p = port): Promise<Stack> {
+    const stack = spawnStack(dir, p);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no start-up block after 45 s; stderr:\n${stack.stderr()}`)), 45_000);
+      const onData = () => {
+        if (!stack.stdout().includes(BLOCK_END)) return;
+        clearTimeout(timer);
+        stack.child.stdout?.removeListener('data', onData);
+        resolve(stack);
+      };
+      stack.child.stdout?.on('data', onData);
+      void stack.exited.then((code) => {
+        clearTimeout(timer);
+        reject(new Error(`start.ts exited with ${code} before it was ready; stderr:\n${stack.stderr()}`));
+      });
+    });
+  }
+
+  async function stopStack(stack: Stack): Promise<{ code: number | null; ms: number }> {
+    const t0 = performance.now();
+    stack.child.kill('SIGTERM');
+    const code = await stack.exited;
+    return { code, ms: performance.now() - t0 };
+  }
+
+  const readRuntime = (dir = dataDir): RuntimeInfo => JSON.parse(readFileSync(join(dir, 'runtime.json'), 'utf8')) as RuntimeInfo;
+  const api = (path: string, key?: string, p = port) =>
+    fetch(`http://127.0.0.1:${p}${path}`, key ? { headers: { authorization: `Bearer ${key}` } } : {});
+
+  function createOrg(): Promise<{ organizationId: string; apiKey: string }> {
+    return new Promise((resolve, reject) => {
+      const cli = spawn(NODE, ['services/admin/cli.ts', 'create-org', '--name', 'Stack Test ApS', '--sandbox', '--json'], {
+        env: env(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      let errText = '';
+      cli.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      cli.stderr.on('data', (d: Buffer) => (errText += d.toString()));
+      cli.once('exit', (code) =>
+        code === 0 ? resolve(JSON.parse(out) as { organizationId: string; apiKey: string }) : reject(new Error(`create-org exited ${code}: ${errText}`)),
+      );
+    });
+  }
+
+  const newDataDir = () => {
+    const dir = mkdtempSync(join(tmpdir(), 'faktura-e2e-'));
+    dirs.push(dir);
+    return dir;
+  };
+
+  before(async () => {
+    dataDir = newDataDir();
+    port = await freePort();
+  });
+
+  after(async () => {
+    // A failed assertion must not leave the stack running.
+    for (const s of started) {
+      if (s.child.exitCode === null && s.child.signalCode === null) {
+        s.child.kill('SIGTERM');
+        await Promise.race([s.exited, new Promise((r) => setTimeout(r, 10_000))]);
+      }
+    }
+    for (const dir of dirs) {
+      const last = existsSync(join(dir, 'runtime.json')) ? readRuntime(dir) : undefined;
+      for (const pid of [last?.pids.postgres, last?.pids.restateServer]) {
+        if (pid && !isGone(pid)) process.kill(pid, 'SIGKILL');
+      }
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('starts from nothing, serves, stops cleanly on SIGTERM, and starts again on the same data', async () => {
+    const first = await startStack();
+
+    const lines = first.stdout().split('\n');
+    assert.match(lines[0]!, /^Faktura API is running \(started in \d+\.\d s\)$/);
+    assert.equal(lines[1], `  API        http://127.0.0.1:${port}/v1`);
+    assert.equal(lines[2], `  Docs       http://127.0.0.1:${port}/docs`);
+    const runtime = readRuntime();
+    assert.equal(lines[3], `  Restate UI http://127.0.0.1:${runtime.ports.restateAdmin}/ui/`);
+    assert.equal(lines[4], `  Get a key  DATA_DIR=${JSON.stringify(dataDir)} npm run admin -- create-org --name "My Company" --sandbox --json`);
+    assert.equal(lines[5], `  Key        development key in ${join(dataDir, 'secrets', 'encryption.key')} (set DATA_ENCRYPTION_KEY in production)`);
+    assert.equal(lines[6], `  Data       ${dataDir}   ${BLOCK_END}`);
+    assert.equal(first.stderr(), '');
+
+    const health = await api('/healthz');
+    assert.equal(health.status, 200);
+    assert.deepEqual(await health.json(), { status: 'ok' });
+    const ready = await api('/readyz');
+    assert.equal(ready.status, 200);
+    assert.deepEqual(await ready.json(), { status: 'ready', checks: { postgres: 'ok', restate: 'ok' } });
+
+    const { ports, pids } = runtime;
+    assert.deepEqual(Object.keys(ports).sort(), ['api', 'postgres', 'restateAdmin', 'restateFabric', 'restateIngress', 'workflows']);
+    assert.equal(ports.api, port);
+    assert.equal(new Set(Object.values(ports)).size, 6);
+    assert.deepEqual(
+      { ...runtime, startedAt: 'checked below', pids: 'checked below' },
+      {
+        status: 'running',
+        dataDir,
+        databaseUrl: `postgres://postgres:postgres@127.0.0.1:${ports.postgres}/faktura`,
+        restateIngressUrl: `http://127.0.0.1:${ports.restateIngress}`,
+        restateAdminUrl: `http://127.0.0.1:${ports.restateAdmin}`,
+        workflowsUrl: `http://127.0.0.1:${ports.workflows}`,
+        apiUrl: `http://127.0.0.1:${port}`,
+        ports,
+        pid: first.child.pid,
+        pids: 'checked below',
+        startedAt: 'checked below',
+        stoppedAt: null,
+      },
+    );
+    assert.ok(Math.abs(Date.parse(runtime.startedAt) - Date.now()) < 60_000);
+    assert.ok(pids.postgres && !isGone(pids.postgres));
+    assert.ok(pids.restateServer && !isGone(pids.restateServer));
+    assert.equal(statSync(join(dataDir, 'runtime.json')).mode & 0o777, 0o600);
+    const keyFile = join(dataDir, 'secrets', 'encryption.key');
+    assert.equal(statSync(keyFile).mode & 0o777, 0o600);
+    const devKey = readFileSync(keyFile, 'utf8');
+    assert.ok(existsSync(join(dataDir, 'logs', 'postgres.log')));
+    assert.ok(existsSync(join(dataDir, 'logs', 'restate.log')));
+
+    const org = await createOrg();
+    const discovery = await api('/v1', org.apiKey);
+    assert.equal(discovery.status, 200);
+    assert.equal(((await discovery.json()) as { data: { organizationId: string } }).data.organizationId, org.organizationId);
+
+    const stopped = await stopStack(first);
+    assert.equal(stopped.code, 0);
+    assert.ok(stopped.ms < 10_000, `stop took ${Math.round(stopped.ms)} ms`);
+    assert.ok(isGone(pids.postgres), 'PostgreSQL still runs');
+    assert.ok(isGone(pids.restateServer), 'restate-server still runs');
+    const afterStop = readRuntime();
+    assert.equal(afterStop.status, 'stopped');
+    assert.ok(afterStop.stoppedAt && Date.parse(afterStop.stoppedAt) >= Date.parse(afterStop.startedAt));
+    assert.match(first.stdout(), /Faktura API stopped\.\n$/);
+
+    // Second start on the same DATA_DIR: the data, the key and the ports of the first.
+    const second = await startStack();
+    const again = readRuntime();
+    assert.equal(again.status, 'running');
+    assert.equal(again.pid, second.child.pid);
+    assert.deepEqual(again.ports, ports);
+    assert.equal(readFileSync(keyFile, 'utf8'), devKey);
+    const readyAgain = await api('/readyz');
+    assert.equal(readyAgain.status, 200);
+    const discoveryAgain = await api('/v1', org.apiKey);
+    assert.equal(discoveryAgain.status, 200);
+    assert.equal(((await discoveryAgain.json()) as { data: { organizationId: string } }).data.organizationId, org.organizationId);
+
+    const stoppedAgain = await stopStack(second);
+    assert.equal(stoppedAgain.code, 0);
+    assert.ok(stoppedAgain.ms < 10_000, `stop took ${Math.round(stoppedAgain.ms)} ms`);
+    assert.ok(isGone(again.pids.postgres!) && isGone(again.pids.restateServer!));
+  });
+
+  it('runs two stacks side by side on different DATA_DIR and PORT, and refuses a second start on a DATA_DIR in use', async () => {
+    const [dirA, dirB] = [newDataDir(), newDataDir()];
+    const [portA, portB] = [await freePort(), await freePort()];
+    const [a, b] = await Promise.all([startStack(dirA, portA), startStack(dirB, portB)]);
+    for (const p of [portA, portB]) {
+      const ready = await api('/readyz', undefined, p);
+      assert.equal(ready.status, 200);
+    }
+    const [ra, rb] = [readRuntime(dirA), readRuntime(dirB)];
+    assert.equal(new Set([...Object.values(ra.ports), ...Object.values(rb.ports)]).size, 12);
+
+    const clash = spawnStack(dirA, await freePort());
+    assert.equal(await clash.exited, 1);
+    assert.equal(clash.stderr(), `error: the service already runs on ${dirA} (pid ${a.child.pid}); stop it first, or use another DATA_DIR.\n`);
+    assert.equal(clash.stdout(), '');
+
+    const [sa, sb] = await Promise.all([stopStack(a), stopStack(b)]);
+    assert.deepEqual([sa.code, sb.code], [0, 0]);
+    for (const r of [ra, rb]) assert.ok(isGone(r.pids.postgres!) && isGone(r.pids.restateServer!));
+  });
+
+  it('refuses to start in production without DATA_ENCRYPTION_KEY, before starting anything', async () => {
+    const dir = newDataDir();
+    const child = spawn(NODE, ['deploy/local/start.ts'], {
+      env: { ...env(dir, await freePort()), NODE_ENV: 'production' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let errText = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (errText += d.toString()));
+    const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+    assert.equal(code, 1);
+    assert.equal(out, '');
+    assert.equal(errText, 'error: DATA_ENCRYPTION_KEY is required when NODE_ENV=production (32 bytes as 64 hex characters or base64).\n');
+    assert.equal(existsSync(join(dir, 'secrets')), false);
+    assert.equal(existsSync(join(dir, 'postgres')), false);
+  });
+});

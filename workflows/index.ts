@@ -1,0 +1,10 @@
+import type { EndpointOptions } from '@restatedev/restate-sdk';
+import { createHousekeeping, type HousekeepingActivities } from './housekeeping.ts';
+
+/** Every side effect the workflows call, injected so that workflow files never touch the database themselves. */
+export type Activities = HousekeepingActivities;
+
+/** The Restate services, objects and workflows the endpoint serves. */
+export function createServices(activities: Activities): EndpointOptions['services'] {
+  return [createHousekeeping(activities)];
+}

@@ -1,0 +1,331 @@
+/**
+ * `npm run start:workflows`: the Restate endpoint that serves workflows/ over HTTP/2 (h2c).
+ *
+ * Needs DATABASE_URL (the activities write to PostgreSQL). With RESTATE_ADMIN_URL set it registers itself with
+ * restate-server and then, through RESTATE_INGRESS_URL, starts the housekeeping schedule. `deploy/local/start.ts`
+ * runs the same functions in its own process.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import * as http2 from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as restate from '@restatedev/restate-sdk';
+import * as clients from '@restatedev/restate-sdk-clients';
+import { purgeIdempotencyKeys } from '../activities/purge-idempotency.ts';
+import { readConfig, type Config } from '../services/shared/config.ts';
+import { createSql, Db } from '../services/shared/db.ts';
+import { HOUSEKEEPING, IDEMPOTENCY_JOB, type Housekeeping, type RunResult } from './housekeeping.ts';
+import { createServices, type Activities } from './index.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+export function createActivities(db: Db, config: Pick<Config, 'idempotencyRetentionDays'>): Activities {
+  return {
+    purgeIdempotencyKeys: () => db.read((sql) => purgeIdempotencyKeys(sql, config.idempotencyRetentionDays)),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Logging: JSON lines with pino's numeric levels, like the API's, so one tool reads both.
+
+const LEVELS: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 };
+
+export type LogLine = (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
+
+export function createJsonLog(stream: NodeJS.WritableStream, minLevel: string, name: string): LogLine {
+  const min = LEVELS[minLevel] ?? LEVELS.info!;
+  return (level, msg, fields = {}) => {
+    const n = LEVELS[level]!;
+    if (n < min) return;
+    stream.write(`${JSON.stringify({ level: n, time: Date.now(), name, msg, ...fields })}\n`);
+  };
+}
+
+/**
+ * The SDK's own lines at info (one per invocation start and end) drown everything else; they appear only at debug.
+ * Handler logs (ctx.console) follow the configured level. Replayed lines are dropped: they were logged already.
+ */
+function sdkLogger(stream: NodeJS.WritableStream, minLevel: string): restate.LoggerTransport {
+  const min = LEVELS[minLevel] ?? LEVELS.info!;
+  return (meta, message, ...params) => {
+    if (meta.replaying) return;
+    const n = LEVELS[meta.level] ?? LEVELS.info!;
+    // LogSource is a type-only enum in the SDK's exports, so its value is compared as text.
+    const floor = String(meta.source) === 'USER' ? min : Math.max(min, LEVELS.warn!);
+    if (n < floor) return;
+    const text = [message, ...params].map((p) => (p instanceof Error ? (p.stack ?? p.message) : typeof p === 'string' ? p : JSON.stringify(p))).join(' ');
+    const ctx = meta.context;
+    stream.write(
+      `${JSON.stringify({
+        level: n,
+        time: Date.now(),
+        name: 'workflows',
+        msg: text,
+        ...(ctx ? { invocationId: ctx.invocationId, target: ctx.invocationTarget } : {}),
+      })}\n`,
+    );
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The endpoint
+
+export interface WorkflowsEndpoint {
+  /** The address restate-server is given at registration. */
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+export interface EndpointOptions {
+  activities: Activities;
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** Set when restate-server reaches the endpoint under another name than host:port (containers). */
+  advertisedUrl?: string | undefined;
+  logStream?: NodeJS.WritableStream;
+  logLevel?: string;
+}
+
+export async function startWorkflowsEndpoint(opts: EndpointOptions): Promise<WorkflowsEndpoint> {
+  const handler = restate.createEndpointHandler({
+    services: createServices(opts.activities),
+    logger: sdkLogger(opts.logStream ?? process.stdout, opts.logLevel ?? 'info'),
+  });
+  const server = http2.createServer(handler);
+  // restate-server keeps its HTTP/2 sessions open; server.close() alone would wait for them forever.
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on('session', (s) => {
+    sessions.add(s);
+    s.once('close', () => sessions.delete(s));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host, () => {
+      server.removeListener('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
+  let closing: Promise<void> | undefined;
+  return {
+    url: opts.advertisedUrl ?? `http://${host}:${port}`,
+    port,
+    close() {
+      closing ??= (async () => {
+        const closed = new Promise<void>((r) => server.close(() => r()));
+        // Let running handlers finish their current step; Restate retries whatever is cut off, from its journal.
+        for (const s of sessions) s.close();
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([closed, new Promise((r) => (timer = setTimeout(r, 1000)))]);
+        clearTimeout(timer);
+        for (const s of sessions) s.destroy();
+        await closed;
+      })();
+      return closing;
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Registration
+
+/**
+ * Hash of the sources that define the endpoint's services and what they do. Registration stores it in the
+ * deployment's metadata; the next registration of the same URI compares it to decide whether `force` is needed.
+ */
+export function workflowsSourceHash(root: string = ROOT): string {
+  const hash = createHash('sha256');
+  for (const dir of ['workflows', 'activities']) {
+    for (const file of listSources(join(root, dir))) {
+      hash.update(relative(root, file)).update('\0').update(readFileSync(file)).update('\0');
+    }
+  }
+  return hash.digest('hex');
+}
+
+function listSources(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...listSources(path));
+    else if (/\.(ts|js|mjs)$/.test(entry.name)) out.push(path);
+  }
+  return out;
+}
+
+interface DeploymentSummary {
+  id: string;
+  uri?: string;
+  metadata?: Record<string, string>;
+  services?: { name: string }[];
+}
+
+export interface Registration {
+  deploymentId: string;
+  /** True when the same URI had been registered with other code and was overwritten. */
+  forced: boolean;
+  sourceHash: string;
+}
+
+const ADMIN_TIMEOUT_MS = 10_000;
+
+const sameUri = (a: string, b: string): boolean => a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
+
+/**
+ * Registers the endpoint. Re-registering a URI without `force` returns 200 but changes nothing: after a code change
+ * Restate keeps the old schema (guide §7.5 #3), and if another deployment registered since then, the services keep
+ * routing to that one. So `force` is set exactly when the stored source hash differs or a service of this URI's
+ * deployment routes elsewhere; otherwise re-registration is a no-op.
+ */
+export async function registerDeployment(adminUrl: string, uri: string, sourceHash: string = workflowsSourceHash()): Promise<Registration> {
+  return withRetries(`register ${uri} with ${adminUrl}`, async () => {
+    const listed = await fetch(`${adminUrl}/deployments`, { signal: AbortSignal.timeout(ADMIN_TIMEOUT_MS) });
+    if (!listed.ok) throw new Error(`GET /deployments answered ${listed.status}: ${await listed.text()}`);
+    const { deployments } = (await listed.json()) as { deployments: DeploymentSummary[] };
+    const previous = deployments.find((d) => d.uri !== undefined && sameUri(d.uri, uri));
+    const force = previous !== undefined && (previous.metadata?.sourceHash !== sourceHash || (await routedElsewhere(adminUrl, previous)));
+    const res = await fetch(`${adminUrl}/deployments`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ uri, force, metadata: { sourceHash } }),
+      // Registration makes Restate call the endpoint for its service list; that takes well under a second.
+      signal: AbortSignal.timeout(ADMIN_TIMEOUT_MS),
+    });
+    if (!res.ok) throw new Error(`POST /deployments answered ${res.status}: ${await res.text()}`);
+    const body = (await res.json()) as { id: string };
+    return { deploymentId: body.id, forced: force, sourceHash };
+  });
+}
+
+async function routedElsewhere(adminUrl: string, deployment: DeploymentSummary): Promise<boolean> {
+  for (const { name } of deployment.services ?? []) {
+    const res = await fetch(`${adminUrl}/services/${encodeURIComponent(name)}`, { signal: AbortSignal.timeout(ADMIN_TIMEOUT_MS) });
+    if (!res.ok) throw new Error(`GET /services/${name} answered ${res.status}: ${await res.text()}`);
+    if (((await res.json()) as { deployment_id?: string }).deployment_id !== deployment.id) return true;
+  }
+  return false;
+}
+
+/**
+ * Arms the housekeeping schedule. The object ignores a start while armed, so every boot of every replica may send
+ * it; the idempotency key only makes this boot's retries of the send count once.
+ */
+export async function startHousekeeping(ingressUrl: string, idempotencyKey = `housekeeping-start:${randomUUID()}`): Promise<clients.Send<RunResult>> {
+  const ingress = clients.connect({ url: ingressUrl });
+  return withRetries(`start ${HOUSEKEEPING}/${IDEMPOTENCY_JOB}`, () =>
+    ingress.objectSendClient<Housekeeping>({ name: HOUSEKEEPING }, IDEMPOTENCY_JOB).start(clients.rpc.sendOpts({ idempotencyKey })),
+  );
+}
+
+/** Restate may be finishing its own start, or not yet routing to a just-registered service: a few short retries. */
+async function withRetries<T>(what: string, fn: () => Promise<T>, attempts = 20): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (i >= attempts) throw new Error(`cannot ${what}: ${(err as Error).message}`, { cause: err });
+      await new Promise((r) => setTimeout(r, Math.min(100 * i, 1000)));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The whole entry point, reusable in-process
+
+export interface RunningWorkflows {
+  endpoint: WorkflowsEndpoint;
+  registration: Registration | undefined;
+  close(): Promise<void>;
+}
+
+export interface RunWorkflowsOptions {
+  logStream?: NodeJS.WritableStream;
+}
+
+type WorkflowsConfig = Pick<
+  Config,
+  | 'databaseUrl'
+  | 'dbPoolMax'
+  | 'workflowsHost'
+  | 'workflowsPort'
+  | 'workflowsUrl'
+  | 'restateAdminUrl'
+  | 'restateIngressUrl'
+  | 'idempotencyRetentionDays'
+  | 'logLevel'
+>;
+
+export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOptions = {}): Promise<RunningWorkflows> {
+  if (!config.databaseUrl) throw new Error('DATABASE_URL is required: the workflows write to PostgreSQL.');
+  if (config.restateAdminUrl && !config.restateIngressUrl) {
+    throw new Error('RESTATE_INGRESS_URL is required with RESTATE_ADMIN_URL: the housekeeping schedule is started through it.');
+  }
+  const poolMax = Math.min(config.dbPoolMax, 5);
+  const db = new Db(createSql(config.databaseUrl, { max: poolMax }), poolMax);
+  let endpoint: WorkflowsEndpoint | undefined;
+  try {
+    endpoint = await startWorkflowsEndpoint({
+      activities: createActivities(db, config),
+      host: config.workflowsHost,
+      port: config.workflowsPort,
+      advertisedUrl: config.workflowsUrl,
+      ...(opts.logStream ? { logStream: opts.logStream } : {}),
+      logLevel: config.logLevel,
+    });
+    let registration: Registration | undefined;
+    if (config.restateAdminUrl && config.restateIngressUrl) {
+      registration = await registerDeployment(config.restateAdminUrl, endpoint.url);
+      await startHousekeeping(config.restateIngressUrl);
+    }
+    const ep = endpoint;
+    return {
+      endpoint: ep,
+      registration,
+      async close() {
+        await ep.close();
+        await db.close();
+      },
+    };
+  } catch (err) {
+    await endpoint?.close();
+    await db.close();
+    throw err;
+  }
+}
+
+async function main(): Promise<void> {
+  const config = readConfig();
+  const log = createJsonLog(process.stdout, config.logLevel, 'workflows');
+  const running = await runWorkflows(config);
+  log('info', 'workflows endpoint listening', {
+    url: running.endpoint.url,
+    ...(running.registration ? { deploymentId: running.registration.deploymentId, forced: running.registration.forced } : {}),
+  });
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log('info', 'stopping', { signal });
+    running.close().then(
+      () => (process.exitCode = 0),
+      (err: unknown) => {
+        log('error', 'stop failed', { err: String(err) });
+        process.exitCode = 1;
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+if (import.meta.main) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`error: ${(err as Error).message}\n`);
+    process.exitCode = 1;
+  });
+}
