@@ -23,7 +23,6 @@ export interface Config {
   rateLimitDocument: number;
   logLevel: string;
   authCacheTtlMs: number;
-  publicBaseUrl: string | undefined;
 }
 
 const int = (name: string, raw: string | undefined, dflt: number): number => {
@@ -58,6 +57,5 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitDocument: int('RATE_LIMIT_DOCUMENT', env.RATE_LIMIT_DOCUMENT, 10),
     logLevel: env.LOG_LEVEL ?? 'info',
     authCacheTtlMs: int('AUTH_CACHE_TTL_MS', env.AUTH_CACHE_TTL_MS, 30_000),
-    publicBaseUrl: env.PUBLIC_BASE_URL || undefined,
   };
 }
