@@ -7,11 +7,16 @@ if [ ! -x node_modules/.bin/node ] || [ ! -f node_modules/.package-lock.json ] |
   echo "Installing npm packages…" >&2
   npm ci --loglevel=warn >&2
 fi
-if ! command -v chromium >/dev/null 2>&1 && [ -z "${SKIP_CHROMIUM_INSTALL:-}" ]; then
+# Debian packages: chromium renders PDFs (and runs the browser tests); poppler-utils' pdftotext lets the tests read them.
+missing=""
+command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
+command -v pdftotext >/dev/null 2>&1 || missing="$missing poppler-utils"
+if [ -n "$missing" ] && [ -z "${SKIP_DEBIAN_INSTALL:-}" ]; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-    echo "Installing Debian's chromium…" >&2
-    (apt-get install -y --no-install-recommends chromium >/dev/null 2>&1 || { apt-get update >/dev/null 2>&1 && apt-get install -y --no-install-recommends chromium >/dev/null; }) >&2
+    echo "Installing Debian packages:$missing…" >&2
+    # shellcheck disable=SC2086
+    (apt-get install -y --no-install-recommends $missing >/dev/null 2>&1 || { apt-get update >/dev/null 2>&1 && apt-get install -y --no-install-recommends $missing >/dev/null; }) >&2
   else
-    echo "chromium is missing; install Debian's chromium package (PDF rendering needs it)." >&2
+    echo "Missing Debian packages:$missing (PDF rendering needs chromium; the tests read PDFs with pdftotext)." >&2
   fi
 fi

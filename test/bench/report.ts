@@ -6,6 +6,7 @@ export interface Target {
   baseline: string;
   minRatio: number;
   ratio: number | undefined;
+  roundRatios: number[];
   pass: boolean | undefined;
 }
 

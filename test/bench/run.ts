@@ -16,7 +16,8 @@ import { createKeyring } from '../../services/shared/crypto.ts';
 import { dbCpuProbe } from './db-cpu.ts';
 import { customerBody, openBenchDatabase, prepare, type BenchDatabase, type Seeded } from './database.ts';
 import { measure, sustained, type CpuProbe, type LoadSpec, type Measurement, type Window } from './load.ts';
-import type { ReadyMessage, ServerKind, UsageMessage } from './protocol.ts';
+import type autocannon from 'autocannon';
+import { SERVER_KINDS, type ReadyMessage, type ServerKind, type UsageMessage } from './protocol.ts';
 import { formatSustained, formatTable, type Row, type Target } from './report.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -40,6 +41,8 @@ const settings = {
   sustainedSec: intEnv('BENCH_SUSTAINED', 60, 0),
   windowSec: 10,
   poolMax: intEnv('DB_POOL_MAX', 10, 1),
+  /** Rounds through all routes; figures are medians over rounds. More than one helps on a busy machine. */
+  rounds: intEnv('BENCH_ROUNDS', 1, 1),
   customers: intEnv('BENCH_CUSTOMERS', 1000, 60),
   cpuProfile: process.env.BENCH_CPU_PROF === '1',
   only: (process.env.BENCH_ONLY ?? '')
@@ -149,6 +152,48 @@ async function check(what: string, url: string, init: RequestInit, expectStatus:
 
 const pick = <T>(list: readonly T[]): T => list[Math.floor(Math.random() * list.length)]!;
 
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+};
+
+/** The figure of a route over all rounds: each metric's median (with one round, that round's figures). */
+function combine(rounds: Measurement[]): Measurement {
+  const first = rounds[0]!;
+  if (rounds.length === 1) return first;
+  const med = (f: (m: Measurement) => number | undefined): number | undefined => {
+    const xs = rounds.map(f).filter((x): x is number => x !== undefined);
+    return xs.length ? Math.round(median(xs) * 100) / 100 : undefined;
+  };
+  const statusCodes: Record<string, number> = {};
+  for (const m of rounds) for (const [k, v] of Object.entries(m.statusCodes)) statusCodes[k] = (statusCodes[k] ?? 0) + v;
+  return {
+    requestsPerSec: med((m) => m.requestsPerSec)!,
+    p50Ms: med((m) => m.p50Ms)!,
+    p99Ms: med((m) => m.p99Ms)!,
+    totalRequests: rounds.reduce((n, m) => n + m.totalRequests, 0),
+    durationSec: rounds.reduce((n, m) => n + m.durationSec, 0),
+    errors: rounds.reduce((n, m) => n + m.errors, 0),
+    timeouts: rounds.reduce((n, m) => n + m.timeouts, 0),
+    non2xx: rounds.reduce((n, m) => n + m.non2xx, 0),
+    statusCodes,
+    serverCpuUsPerRequest: med((m) => m.serverCpuUsPerRequest),
+    serverCpuCores: med((m) => m.serverCpuCores),
+    serverCpuSystemShare: med((m) => m.serverCpuSystemShare),
+    dbCpuUsPerRequest: med((m) => m.dbCpuUsPerRequest),
+  };
+}
+
+interface Route {
+  id: Exclude<RouteId, 'sustained'>;
+  label: string;
+  server: ServerKind;
+  /** One hand-made request that must succeed before the route is loaded. */
+  check(base: string): Promise<void>;
+  load(port: number): LoadSpec;
+}
+
 async function main(): Promise<number> {
   const startedAt = new Date();
   const loadAtStart = loadavg()[0]!;
@@ -161,7 +206,7 @@ async function main(): Promise<number> {
   if (profileDir) mkdirSync(profileDir, { recursive: true });
 
   log(
-    `duration ${settings.durationSec} s after ${settings.warmupSec} s warm-up, ${settings.connections} connections, ` +
+    `${settings.rounds} round(s) of ${settings.durationSec} s per route after ${settings.warmupSec} s warm-up, ${settings.connections} connections, ` +
       `pool ${settings.poolMax}, ${settings.customers} customers, sustained ${settings.sustainedSec} s`,
   );
   const database: BenchDatabase = await openBenchDatabase(`faktura_bench_${stamp.replace('-', '_')}_${process.pid}`, log);
@@ -174,14 +219,10 @@ async function main(): Promise<number> {
   const dbCpu = dbCpuProbe(database.url);
   cleanups.push(() => dbCpu.close());
 
-  const childEnv = {
-    BENCH_DATABASE_URL: database.url,
-    DB_POOL_MAX: String(settings.poolMax),
-    BENCH_MASTER_KEY: masterKey.toString('hex'),
-  };
   const auth = { authorization: `Bearer ${seeded.apiKey}` };
+  const json = { 'content-type': 'application/json' };
   let posted = 0;
-  // Unique per request across warm-up and measurement, and across runs on a shared database server.
+  // Unique per request across warm-up, rounds and runs on a shared database server.
   const nextPostBody = () => {
     const n = settings.customers + ++posted;
     return { key: `bench-${runId}-${n}`, body: JSON.stringify(customerBody(n)) };
@@ -191,125 +232,144 @@ async function main(): Promise<number> {
     connections: settings.connections,
     ...extra,
   });
-  const results: Partial<Record<RouteId, Measurement>> = {};
-  let sustainedResult: { overall: Measurement; windows: Window[] } | undefined;
+  const randomCustomerPath = (prefix: string) => (req: autocannon.Request) => ({ ...req, path: `${prefix}/${pick(seeded.customerIds)}` });
 
-  const run = async (id: RouteId, label: string, load: LoadSpec, server: Running) => {
-    log(`${label}: ${settings.warmupSec} s warm-up + ${settings.durationSec} s`);
-    results[id] = await measure(load, settings.warmupSec, settings.durationSec, { server: server.cpu, db: dbCpu });
-  };
-
-  if (wanted('h')) {
-    const h = await startServer('h', childEnv, profileDir);
-    await check('H', `http://127.0.0.1:${h.port}/h`, {}, 200, (b) => (b as { ok?: boolean }).ok === true);
-    await run('h', 'H bare JSON', spec(h.port, '/h'), h);
-    await h.stop();
-  }
-
-  if (wanted('s') || wanted('s50')) {
-    const s = await startServer('s', childEnv, profileDir);
-    if (wanted('s')) {
-      const id = seeded.customerIds[0]!;
-      await check('S', `http://127.0.0.1:${s.port}/s/${id}`, {}, 200, (b) => (b as { id?: string }).id === id);
-      await run('s', 'S bare PK select', spec(s.port, '/s', { setupRequest: (req) => ({ ...req, path: `/s/${pick(seeded.customerIds)}` }) }), s);
-    }
-    if (wanted('s50')) {
-      const path = `/s50/${seeded.organizationId}`;
-      await check('S50', `http://127.0.0.1:${s.port}${path}`, {}, 200, (b) => (b as { data?: unknown[] }).data?.length === 50);
-      await run('s50', 'S50 bare 50-row page SELECT', spec(s.port, path), s);
-    }
-    await s.stop();
-  }
-
-  if (wanted('i')) {
-    const i = await startServer('i', childEnv, profileDir);
-    const json = { 'content-type': 'application/json' };
-    await check('I', `http://127.0.0.1:${i.port}/i`, { method: 'POST', headers: json, body: nextPostBody().body }, 201, (b) => !!(b as { id?: string }).id);
-    await run('i', 'I bare insert tx', spec(i.port, '/i', { method: 'POST', headers: json, setupRequest: (req) => ({ ...req, body: nextPostBody().body }) }), i);
-    await i.stop();
-  }
-
-  if (wanted('get') || wanted('list') || wanted('post') || wanted('sustained')) {
-    const app = await startServer('app', childEnv, profileDir);
-    const base = `http://127.0.0.1:${app.port}`;
-    const getSpec = spec(app.port, '/v1/customers', {
-      headers: auth,
-      setupRequest: (req) => ({ ...req, path: `/v1/customers/${pick(seeded.customerIds)}` }),
-    });
-
-    if (wanted('get')) {
-      const id = seeded.customerIds[1]!;
-      await check('GET /v1/customers/{id}', `${base}/v1/customers/${id}`, { headers: auth }, 200, (b) => {
-        const d = (b as { data?: { id?: string; email?: string | null; phone?: string | null } }).data;
-        return d?.id === id && typeof d.email === 'string' && typeof d.phone === 'string';
-      });
-      await run('get', 'GET /v1/customers/{id}', getSpec, app);
-    }
-
-    if (wanted('list')) {
-      await check('GET /v1/customers?limit=50', `${base}/v1/customers?limit=50`, { headers: auth }, 200, (b) => (b as { data?: unknown[] }).data?.length === 50);
-      await run('list', 'GET /v1/customers?limit=50', spec(app.port, '/v1/customers?limit=50', { headers: auth }), app);
-    }
-
-    if (wanted('post')) {
-      const headers = { ...auth, 'content-type': 'application/json' };
-      const first = nextPostBody();
-      await check('POST /v1/customers', `${base}/v1/customers`, { method: 'POST', headers: { ...headers, 'idempotency-key': first.key }, body: first.body }, 201, (b) => {
-        const d = (b as { data?: { email?: string } }).data;
-        return typeof d?.email === 'string' && d.email === (JSON.parse(first.body) as { email: string }).email;
-      });
-      await run(
-        'post',
-        'POST /v1/customers',
-        spec(app.port, '/v1/customers', {
+  const routes: Route[] = [
+    {
+      id: 'h',
+      label: 'H  bare Fastify JSON',
+      server: 'h',
+      check: (base) => check('H', `${base}/h`, {}, 200, (b) => (b as { ok?: boolean }).ok === true),
+      load: (port) => spec(port, '/h'),
+    },
+    {
+      id: 's',
+      label: 'S  bare PK SELECT (Db.read)',
+      server: 's',
+      check: (base) => {
+        const id = seeded.customerIds[0]!;
+        return check('S', `${base}/s/${id}`, {}, 200, (b) => (b as { id?: string }).id === id);
+      },
+      load: (port) => spec(port, '/s', { setupRequest: randomCustomerPath('/s') }),
+    },
+    {
+      id: 's50',
+      label: 'S50 bare 50-row SELECT (diagnostic)',
+      server: 's',
+      check: (base) => check('S50', `${base}/s50/${seeded.organizationId}`, {}, 200, (b) => (b as { data?: unknown[] }).data?.length === 50),
+      load: (port) => spec(port, `/s50/${seeded.organizationId}`),
+    },
+    {
+      id: 'i',
+      label: 'I  bare INSERT tx (Db.tx)',
+      server: 'i',
+      check: (base) => check('I', `${base}/i`, { method: 'POST', headers: json, body: nextPostBody().body }, 201, (b) => !!(b as { id?: string }).id),
+      load: (port) => spec(port, '/i', { method: 'POST', headers: json, setupRequest: (req) => ({ ...req, body: nextPostBody().body }) }),
+    },
+    {
+      id: 'get',
+      label: 'GET /v1/customers/{id}',
+      server: 'app',
+      check: (base) => {
+        const id = seeded.customerIds[1]!;
+        return check('GET /v1/customers/{id}', `${base}/v1/customers/${id}`, { headers: auth }, 200, (b) => {
+          const d = (b as { data?: { id?: string; email?: string | null; phone?: string | null } }).data;
+          return d?.id === id && typeof d.email === 'string' && typeof d.phone === 'string';
+        });
+      },
+      load: (port) => spec(port, '/v1/customers', { headers: auth, setupRequest: randomCustomerPath('/v1/customers') }),
+    },
+    {
+      id: 'list',
+      label: 'GET /v1/customers?limit=50',
+      server: 'app',
+      check: (base) =>
+        check('GET /v1/customers?limit=50', `${base}/v1/customers?limit=50`, { headers: auth }, 200, (b) => (b as { data?: unknown[] }).data?.length === 50),
+      load: (port) => spec(port, '/v1/customers?limit=50', { headers: auth }),
+    },
+    {
+      id: 'post',
+      label: 'POST /v1/customers',
+      server: 'app',
+      check: (base) => {
+        const first = nextPostBody();
+        const headers = { ...auth, ...json, 'idempotency-key': first.key };
+        return check('POST /v1/customers', `${base}/v1/customers`, { method: 'POST', headers, body: first.body }, 201, (b) => {
+          const d = (b as { data?: { email?: string } }).data;
+          return typeof d?.email === 'string' && d.email === (JSON.parse(first.body) as { email: string }).email;
+        });
+      },
+      load: (port) =>
+        spec(port, '/v1/customers', {
           method: 'POST',
-          headers,
+          headers: { ...auth, ...json },
           setupRequest: (req) => {
             const { key, body } = nextPostBody();
             return { ...req, headers: { ...req.headers, 'idempotency-key': key }, body };
           },
         }),
-        app,
-      );
-    }
+    },
+  ];
+  const selected = routes.filter((r) => wanted(r.id));
 
-    if (wanted('sustained')) {
-      log(`sustained GET /v1/customers/{id}: ${settings.warmupSec} s warm-up + ${settings.sustainedSec} s`);
-      sustainedResult = await sustained(getSpec, settings.warmupSec, settings.sustainedSec, settings.windowSec, { server: app.cpu, db: dbCpu });
+  // All servers stay up for the whole run, so rounds can alternate between them; an idle one costs no CPU.
+  const servers = new Map<ServerKind, Running>();
+  const kinds = new Set<ServerKind>(selected.map((r) => r.server));
+  if (wanted('sustained')) kinds.add('app');
+  for (const kind of SERVER_KINDS) {
+    if (kinds.has(kind)) servers.set(kind, await startServer(kind, childEnv(database.url, masterKey), profileDir));
+  }
+  const base = (kind: ServerKind) => `http://127.0.0.1:${servers.get(kind)!.port}`;
+  for (const r of selected) await r.check(base(r.server));
+
+  const perRound: Partial<Record<RouteId, Measurement[]>> = {};
+  for (let round = 1; round <= settings.rounds; round++) {
+    for (const r of selected) {
+      const server = servers.get(r.server)!;
+      log(`${settings.rounds > 1 ? `round ${round}/${settings.rounds} ` : ''}${r.label}: ${settings.warmupSec} s warm-up + ${settings.durationSec} s`);
+      const m = await measure(r.load(server.port), settings.warmupSec, settings.durationSec, { server: server.cpu, db: dbCpu });
+      (perRound[r.id] ??= []).push(m);
     }
-    await app.stop();
   }
 
+  let sustainedResult: { overall: Measurement; windows: Window[] } | undefined;
+  if (wanted('sustained')) {
+    const app = servers.get('app')!;
+    log(`sustained GET /v1/customers/{id}: ${settings.warmupSec} s warm-up + ${settings.sustainedSec} s`);
+    const load = routes.find((r) => r.id === 'get')!.load(app.port);
+    sustainedResult = await sustained(load, settings.warmupSec, settings.sustainedSec, settings.windowSec, { server: app.cpu, db: dbCpu });
+  }
+  for (const server of servers.values()) await server.stop();
+
   // -------------------------------------------------------------------------------------------------------------
-  const rps = (id: RouteId) => results[id]?.requestsPerSec;
+  const results: Partial<Record<RouteId, Measurement>> = {};
+  for (const [id, ms] of Object.entries(perRound) as [RouteId, Measurement[]][]) results[id] = combine(ms);
   const targets: Target[] = [
     { route: 'get', baseline: 's', minRatio: 0.8 },
     { route: 'list', baseline: 's', minRatio: 0.5 },
     { route: 'post', baseline: 'i', minRatio: 0.6 },
   ].map((t) => {
-    const r = rps(t.route as RouteId);
-    const b = rps(t.baseline as RouteId);
-    const ratio = r !== undefined && b ? Math.round((r / b) * 1000) / 1000 : undefined;
-    return { ...t, ratio, pass: ratio === undefined ? undefined : ratio >= t.minRatio };
+    const r = perRound[t.route as RouteId];
+    const b = perRound[t.baseline as RouteId];
+    // Each round's ratio compares two runs minutes apart at most; the median of those resists drifting load.
+    const ratios = r && b ? r.map((m, i) => m.requestsPerSec / b[i]!.requestsPerSec) : [];
+    const ratio = ratios.length ? Math.round(median(ratios) * 1000) / 1000 : undefined;
+    return { ...t, ratio, roundRatios: ratios.map((x) => Math.round(x * 1000) / 1000), pass: ratio === undefined ? undefined : ratio >= t.minRatio };
   });
-  const labels: Record<RouteId, string> = {
-    h: 'H  bare Fastify JSON',
-    s: 'S  bare PK SELECT (Db.read)',
-    s50: 'S50 bare 50-row SELECT (diagnostic)',
-    i: 'I  bare INSERT tx (Db.tx)',
-    get: 'GET /v1/customers/{id}',
-    list: 'GET /v1/customers?limit=50',
-    post: 'POST /v1/customers',
-    sustained: 'sustained GET /v1/customers/{id}',
-  };
-  const rows: Row[] = (['h', 's', 's50', 'i', 'get', 'list', 'post'] as const)
-    .filter((id) => results[id])
-    .map((id) => ({ label: labels[id], m: results[id]!, target: targets.find((t) => t.route === id) }));
+  const rows: Row[] = routes
+    .filter((r) => results[r.id])
+    .map((r) => ({ label: r.label, m: results[r.id]!, target: targets.find((t) => t.route === r.id) }));
 
   console.log('');
-  console.log(`faktura bench ${runId}: ${settings.connections} connections, ${settings.durationSec} s each after ${settings.warmupSec} s warm-up, DB_POOL_MAX ${settings.poolMax}`);
+  console.log(
+    `faktura bench ${runId}: ${settings.connections} connections, ${settings.durationSec} s per route after ${settings.warmupSec} s warm-up, ` +
+      `DB_POOL_MAX ${settings.poolMax}${settings.rounds > 1 ? `, median of ${settings.rounds} rounds` : ''}`,
+  );
   console.log(formatTable(rows));
-  console.log('cpu µs/req: CPU time per request of the server process (api) and of PostgreSQL (db; pool backends and WAL/IO helpers)');
+  console.log('api / db µs/req: CPU time per request of the server process and of PostgreSQL (pool backends, WAL and I/O helpers)');
+  if (settings.rounds > 1) {
+    for (const t of targets) if (t.roundRatios.length) console.log(`${t.route}/${t.baseline} per round: ${t.roundRatios.map((x) => x.toFixed(2)).join('  ')}`);
+  }
 
   let verdict: { firstRps: number; lastRps: number; minRps: number; maxRps: number; lastToFirst: number; stable: boolean } | undefined;
   if (sustainedResult) {
@@ -332,9 +392,10 @@ async function main(): Promise<number> {
     console.log(formatSustained(sustainedResult.overall, w, verdict));
   }
 
-  const invalid = [...Object.entries(results), ...(sustainedResult ? [['sustained', sustainedResult.overall] as const] : [])].filter(
-    ([, m]) => m.errors > 0 || m.timeouts > 0 || m.non2xx > 0,
-  );
+  const all: [string, Measurement][] = [];
+  for (const [id, ms] of Object.entries(perRound)) for (const m of ms) all.push([id, m]);
+  if (sustainedResult) all.push(['sustained', sustainedResult.overall]);
+  const invalid = all.filter(([, m]) => m.errors > 0 || m.timeouts > 0 || m.non2xx > 0);
 
   mkdirSync(resultsDir, { recursive: true });
   const file = join(resultsDir, `bench-${stamp}.json`);
@@ -351,9 +412,10 @@ async function main(): Promise<number> {
       loadAverage1mAtEnd: loadavg()[0],
     },
     results,
+    rounds: perRound,
     targets,
     sustained: sustainedResult ? { ...sustainedResult, windowSec: settings.windowSec, verdict } : undefined,
-    invalid: invalid.map(([id]) => id),
+    invalid: [...new Set(invalid.map(([id]) => id))],
     profiles: profileDir ? relative(ROOT, profileDir) : undefined,
   };
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
@@ -367,6 +429,10 @@ async function main(): Promise<number> {
     return 1;
   }
   return 0;
+}
+
+function childEnv(url: string, masterKey: Buffer): Record<string, string> {
+  return { BENCH_DATABASE_URL: url, DB_POOL_MAX: String(settings.poolMax), BENCH_MASTER_KEY: masterKey.toString('hex') };
 }
 
 main()

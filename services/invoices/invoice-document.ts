@@ -1,0 +1,50 @@
+/**
+ * What an issued invoice or credit note document shows (Momsbekendtgørelsen § 58, danish-rules.md 7): everything the
+ * PDF template needs, already computed and frozen. Amounts are øre; formatting is the template's job.
+ */
+export type ExemptionReason = 'ML13' | 'OMVENDT' | 'EU_VARE' | 'EKSPORT';
+
+export interface DocumentParty {
+  name: string;
+  cvr: string | null;
+  street: string | null;
+  postalCode: string | null;
+  city: string | null;
+  country: string | null;
+}
+
+export interface InvoiceDocumentView {
+  language: 'da' | 'en';
+  kind: 'invoice' | 'creditNote';
+  number: number;
+  issueDate: string;
+  /** null on credit notes (nothing to pay). */
+  dueDate: string | null;
+  seller: DocumentParty & { email: string | null; bankReg: string | null; bankAccount: string | null };
+  buyer: DocumentParty & { contactPerson: string | null };
+  heading: string | null;
+  message: string | null;
+  customerReference: string | null;
+  senderReference: string | null;
+  lines: {
+    description: string;
+    /** Exact decimal text, e.g. "1.5". */
+    quantity: string;
+    unit: string | null;
+    unitPriceOere: number;
+    discount: { type: 'percent' | 'amount'; value: number } | null;
+    discountOere: number;
+    netOere: number;
+    vatRateBps: number;
+    vatExemptionReason: ExemptionReason | null;
+  }[];
+  /** One row per VAT rate > 0, VAT computed over the summed nets of that rate. */
+  vatSummary: { vatRateBps: number; netOere: number; vatOere: number }[];
+  /** Lines without VAT, grouped by their exemption reason (shown apart, with the wording). */
+  exemptSummary: { reason: ExemptionReason; netOere: number }[];
+  netOere: number;
+  vatOere: number;
+  grossOere: number;
+  /** For a credit note: the invoice it credits (number and date must be printed) and why. */
+  credits: { number: number; issueDate: string; reason: string } | null;
+}
