@@ -40,6 +40,7 @@ export const ErrorStatus = {
   invalid_discount: 422,
   amount_out_of_range: 422,
   invoice_not_editable: 422,
+  invalid_due_date: 422,
   invoice_not_issued: 422,
   invoice_not_creditable: 422,
   customer_email_missing: 422,

@@ -3,6 +3,9 @@ import secureJson from 'secure-json-parse';
 import type { Config } from '../shared/config.ts';
 import type { Db } from '../shared/db.ts';
 import type { Keyring } from '../shared/crypto.ts';
+import type { Clock } from '../shared/clock.ts';
+import type { DocumentStore } from '../documents/document-store.ts';
+import type { PdfRenderer } from '../documents/pdf-renderer.ts';
 import { DomainError } from '../shared/errors.ts';
 import { randomToken } from '../shared/crypto.ts';
 import { clientErrorHandler, findNul, frameworkErrorHandler, registerErrorHandling } from './plugins/errors.ts';
@@ -18,12 +21,20 @@ import './context.ts';
 export interface AppDeps {
   db: Db;
   keyring: Keyring;
+  /** Renders issued documents (Chromium in production, wired by the entry point). */
+  pdf: PdfRenderer;
+  /** The write-once store for issued PDFs. */
+  documents: DocumentStore;
+  /** Business time: every "today" comes from here. */
+  clock: Clock;
   config: Pick<Config, 'rateLimitDefault' | 'rateLimitDocument' | 'authCacheTtlMs' | 'logLevel'>;
   /** Extra readiness checks beyond PostgreSQL (Restate, when the stack has one). */
   readiness?: ReadinessProbe[];
   /** Where logs go; defaults to stdout. Tests pass a stream to read them. */
   logStream?: NodeJS.WritableStream;
   authCache?: ApiKeyCache;
+  /** The rate limiter's time source (milliseconds); tests pass a clock they control. */
+  rateLimitClock?: () => number;
   /** Lets tests add routes (e.g. a document-class route) before the app is sealed. */
   extraRoutes?: (app: FastifyInstance, deps: AppDeps) => void;
 }
@@ -125,7 +136,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const cache = deps.authCache ?? new ApiKeyCache(deps.config.authCacheTtlMs);
   const authenticate = createAuthenticate(deps.db, cache);
-  const rateLimit = createRateLimiter({ default: deps.config.rateLimitDefault, document: deps.config.rateLimitDocument });
+  const rateLimit = createRateLimiter({ default: deps.config.rateLimitDefault, document: deps.config.rateLimitDocument }, deps.rateLimitClock);
   const catalogue: ScopedRoute[] = [];
   app.decorate('scopedRoutes', catalogue);
   app.addHook('onRoute', (route) => {

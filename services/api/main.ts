@@ -9,6 +9,9 @@ import { createKeyring, type Keyring } from '../shared/crypto.ts';
 import { createSql, Db } from '../shared/db.ts';
 import { resolveMasterKey } from '../shared/dev-secrets.ts';
 import { buildApp } from './app.ts';
+import { createChromiumRenderer } from '../../activities/pdf/chromium-renderer.ts';
+import { createPostgresDocumentStore } from '../documents/postgres-document-store.ts';
+import { realClock } from '../shared/clock.ts';
 import { ApiKeyCache, listenForKeyChanges } from './plugins/auth.ts';
 import type { ReadinessProbe } from './routes/health.ts';
 
@@ -63,6 +66,8 @@ export async function startApi(config: ApiConfig, opts: StartApiOptions = {}): P
   if (!config.databaseUrl) throw new Error('DATABASE_URL is required.');
   const keyring = opts.keyring ?? createKeyring(resolveMasterKey(config).key);
   const db = new Db(createSql(config.databaseUrl, { max: config.dbPoolMax }), config.dbPoolMax);
+  // One warm browser per API process, started on the first render.
+  const pdf = createChromiumRenderer();
   let app: FastifyInstance | undefined;
   let unlisten: (() => Promise<void>) | undefined;
   try {
@@ -72,6 +77,9 @@ export async function startApi(config: ApiConfig, opts: StartApiOptions = {}): P
     app = await buildApp({
       db,
       keyring,
+      pdf,
+      documents: createPostgresDocumentStore(),
+      clock: realClock,
       config,
       authCache,
       readiness: config.restateIngressUrl ? [restateReadinessProbe(config.restateIngressUrl)] : [],
@@ -81,6 +89,7 @@ export async function startApi(config: ApiConfig, opts: StartApiOptions = {}): P
   } catch (err) {
     await app?.close();
     await unlisten?.();
+    await pdf.close();
     await db.close();
     throw err;
   }
@@ -102,6 +111,7 @@ export async function startApi(config: ApiConfig, opts: StartApiOptions = {}): P
         // The listener's connection may be gone already (a Ctrl-C in a terminal reaches PostgreSQL too); there is
         // then nothing left to unlisten.
         await stopListening().catch(() => {});
+        await pdf.close();
         await db.close();
       })();
       return closing;

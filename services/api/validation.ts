@@ -29,6 +29,13 @@ export function createValidatorCompiler(): FastifySchemaCompiler<FastifySchema> 
   return ({ schema, httpPart }) => {
     const ajv = httpPart === 'body' ? bodyAjv : paramAjv;
     const validate: ValidateFunction = ajv.compile(schema as object);
-    return validate;
+    // A body whose every property is optional may also be left out entirely (POST …/issue with no body). Fastify
+    // hands an absent body to the validator as null.
+    const required = (schema as { required?: unknown[] }).required;
+    if (httpPart !== 'body' || (required && required.length > 0)) return validate;
+    const optional = (data: unknown) => data === undefined || data === null || validate(data);
+    // Fastify reads the errors off the function it was given.
+    Object.defineProperty(optional, 'errors', { get: () => validate.errors });
+    return optional;
   };
 }

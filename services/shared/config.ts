@@ -23,6 +23,10 @@ export interface Config {
   rateLimitDocument: number;
   logLevel: string;
   authCacheTtlMs: number;
+  /** smtp:// or smtps:// relay, credentials in the URL; unset keeps mail as .eml files under DATA_DIR/mail. */
+  smtpUrl: string | undefined;
+  /** Envelope sender and From address of every mail; the organisation's name is its display name. */
+  mailFromAddress: string;
 }
 
 const int = (name: string, raw: string | undefined, dflt: number): number => {
@@ -36,6 +40,24 @@ const int = (name: string, raw: string | undefined, dflt: number): number => {
 const atLeast = (name: string, n: number, min: number): number => {
   if (n < min) throw new Error(`${name} must be at least ${min}, got ${n}`);
   return n;
+};
+
+// A bad relay address would otherwise surface only at the first send, as a retried "transient" failure.
+const smtpUrl = (raw: string | undefined): string | undefined => {
+  if (!raw) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error('SMTP_URL is not a URL');
+  }
+  if ((url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || !url.hostname) throw new Error('SMTP_URL must be smtp://host[:port] or smtps://host[:port]');
+  return raw;
+};
+
+const mailAddress = (name: string, raw: string): string => {
+  if (!/^[^\s@<>"]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$/.test(raw)) throw new Error(`${name} must be a plain address like no-reply@example.dk, got "${raw}"`);
+  return raw;
 };
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -57,5 +79,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitDocument: int('RATE_LIMIT_DOCUMENT', env.RATE_LIMIT_DOCUMENT, 10),
     logLevel: env.LOG_LEVEL ?? 'info',
     authCacheTtlMs: int('AUTH_CACHE_TTL_MS', env.AUTH_CACHE_TTL_MS, 30_000),
+    smtpUrl: smtpUrl(env.SMTP_URL),
+    mailFromAddress: mailAddress('MAIL_FROM_ADDRESS', env.MAIL_FROM_ADDRESS || 'no-reply@faktura.invalid'),
   };
 }

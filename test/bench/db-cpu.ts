@@ -24,31 +24,39 @@ function ticks(pid: number): number | undefined {
 
 export interface DbCpuProbe {
   /** Starts a reading; the returned function ends it and gives PostgreSQL's CPU time in µs, or undefined. */
-  start(): Promise<() => number | undefined>;
+  start(): Promise<() => Promise<number | undefined>>;
   close(): Promise<void>;
 }
 
 export function dbCpuProbe(url: string): DbCpuProbe {
   const sql = postgres(url, { max: 1, onnotice: () => {}, connection: { application_name: 'faktura-bench-probe' } });
-  return {
-    async start() {
-      const rows = await sql<{ pid: number }[]>`
+  const pids = async () =>
+    (
+      await sql<{ pid: number }[]>`
         SELECT pid FROM pg_stat_activity
         WHERE (datname = current_database() AND application_name = 'faktura')
-           OR backend_type IN ('walwriter', 'checkpointer', 'background writer', 'io worker')`;
+           OR backend_type IN ('walwriter', 'checkpointer', 'background writer', 'io worker')`
+    ).map((r) => r.pid);
+  return {
+    async start() {
       const before = new Map<number, number>();
-      for (const { pid } of rows) {
+      for (const pid of await pids()) {
         const t = ticks(pid);
         if (t !== undefined) before.set(pid, t);
       }
-      if (before.size === 0) return () => undefined;
-      return () => {
+      return async () => {
+        // A pool may open connections during the run (no warm-up, or after a reconnect): a process that was not
+        // there at the start did all its work during the run, so all of its time counts.
+        const seen = new Set([...before.keys(), ...(await pids())]);
         let sum = 0;
-        for (const [pid, t0] of before) {
+        let visible = before.size > 0;
+        for (const pid of seen) {
           const t1 = ticks(pid);
-          if (t1 !== undefined) sum += t1 - t0;
+          if (t1 === undefined) continue;
+          visible = true;
+          sum += t1 - (before.get(pid) ?? 0);
         }
-        return sum * TICK_US;
+        return visible ? sum * TICK_US : undefined;
       };
     },
     close: () => sql.end(),

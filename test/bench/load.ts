@@ -9,6 +9,8 @@ import type { DbCpuProbe } from './db-cpu.ts';
 export interface LoadSpec {
   url: string;
   connections: number;
+  /** Requests per second across all connections; 0 or absent means as fast as the server answers. */
+  overallRate?: number;
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
   body?: string;
@@ -64,6 +66,7 @@ function options(spec: LoadSpec, durationSec: number): autocannon.Options {
     url: spec.url,
     connections: spec.connections,
     duration: durationSec,
+    ...(spec.overallRate ? { overallRate: spec.overallRate } : {}),
     method: spec.method ?? 'GET',
     headers: spec.headers ?? {},
     ...(spec.body !== undefined ? { body: spec.body } : {}),
@@ -140,7 +143,7 @@ async function withCpu<T>(probes: Probes, work: () => Promise<T>): Promise<[T, C
   const before = probes.server ? await probes.server() : undefined;
   const out = await work();
   const after = probes.server ? await probes.server() : undefined;
-  const dbUs = endDb?.();
+  const dbUs = await endDb?.();
   const server = before && after ? { user: after.user - before.user, system: after.system - before.system } : undefined;
   return [out, { server, dbUs }];
 }

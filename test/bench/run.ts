@@ -41,6 +41,11 @@ const settings = {
   sustainedSec: intEnv('BENCH_SUSTAINED', 60, 0),
   windowSec: 10,
   poolMax: intEnv('DB_POOL_MAX', 10, 1),
+  /**
+   * A fixed offered load in requests/s (0: flat out). At a rate every variant can sustain, the CPU µs per request
+   * compare two builds of the app with less noise than throughput does on a busy machine.
+   */
+  rate: intEnv('BENCH_RATE', 0),
   /** Rounds through all routes; figures are medians over rounds. More than one helps on a busy machine. */
   rounds: intEnv('BENCH_ROUNDS', 1, 1),
   customers: intEnv('BENCH_CUSTOMERS', 1000, 60),
@@ -230,6 +235,7 @@ async function main(): Promise<number> {
   const spec = (port: number, path: string, extra: Partial<LoadSpec> = {}): LoadSpec => ({
     url: `http://127.0.0.1:${port}${path}`,
     connections: settings.connections,
+    overallRate: settings.rate,
     ...extra,
   });
   const randomCustomerPath = (prefix: string) => (req: autocannon.Request) => ({ ...req, path: `${prefix}/${pick(seeded.customerIds)}` });

@@ -14,6 +14,8 @@ import { buildApp } from '../../services/api/app.ts';
 import { createKeyring, parseMasterKey } from '../../services/shared/crypto.ts';
 import { createSql, Db, type Sql, type Tx } from '../../services/shared/db.ts';
 import { uuidv7 } from '../../services/shared/ids.ts';
+import { realClock } from '../../services/shared/clock.ts';
+import { createPostgresDocumentStore } from '../../services/documents/postgres-document-store.ts';
 import { CUSTOMER_COLUMNS, type CustomerRow } from '../../services/customers/customer-queries.ts';
 import { BENCH_TABLE, SERVER_KINDS, type ReadyMessage, type ServerKind, type UsageMessage } from './protocol.ts';
 
@@ -138,6 +140,13 @@ async function realApp(db: Db): Promise<FastifyInstance> {
   return buildApp({
     db,
     keyring,
+    // The customer routes render no documents; a stub keeps Chromium out of the process and out of the figures.
+    pdf: {
+      renderInvoice: () => Promise.reject(new Error('the bench renders no documents')),
+      close: async () => {},
+    },
+    documents: createPostgresDocumentStore(),
+    clock: realClock,
     config: {
       rateLimitDefault: 0,
       rateLimitDocument: 0,

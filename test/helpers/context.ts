@@ -6,11 +6,26 @@ import { createSql, Db } from '../../services/shared/db.ts';
 import { createOrganization, type CreateOrganizationInput } from '../../services/organizations/create-organization.ts';
 import { createApiKey } from '../../services/organizations/create-api-key.ts';
 import type { Scope } from '../../contracts/scopes.ts';
+import { createChromiumRenderer, type ChromiumRenderer } from '../../activities/pdf/chromium-renderer.ts';
+import { createPostgresDocumentStore } from '../../services/documents/postgres-document-store.ts';
+import { realClock } from '../../services/shared/clock.ts';
 
 /** The master key the tests encrypt with (never used outside tests). */
 export const TEST_MASTER_KEY = Buffer.alloc(32, 7);
 
 let shared: { db: Db; keyring: Keyring } | undefined;
+let renderer: ChromiumRenderer | undefined;
+
+/** One warm Chromium for the whole run (launched on the first render), closed by the root hook. */
+export function testRenderer(): ChromiumRenderer {
+  renderer ??= createChromiumRenderer({ poolSize: 2 });
+  return renderer;
+}
+
+export async function closeTestRenderer(): Promise<void> {
+  await renderer?.close();
+  renderer = undefined;
+}
 
 /** One pool for the whole run, on the run's fresh database. */
 export function testDb(): { db: Db; keyring: Keyring } {
@@ -42,6 +57,9 @@ export async function startTestApp(overrides: Partial<AppDeps> = {}, config: Par
   const deps: AppDeps = {
     db,
     keyring,
+    pdf: testRenderer(),
+    documents: createPostgresDocumentStore(),
+    clock: realClock,
     config: { rateLimitDefault: 0, rateLimitDocument: 0, authCacheTtlMs: 30_000, logLevel: 'info', ...config },
     logStream,
     ...overrides,

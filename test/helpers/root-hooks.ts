@@ -11,6 +11,7 @@ import { startEmbeddedPostgres, type EmbeddedPg } from '../../deploy/local/embed
 import { freePort } from '../../deploy/local/ports.ts';
 import { createSql } from '../../services/shared/db.ts';
 import { migrate } from '../../services/db/migrate.ts';
+import { closeTestRenderer } from './context.ts';
 
 let embedded: EmbeddedPg | undefined;
 let tempDir: string | undefined;
@@ -37,6 +38,13 @@ export async function mochaGlobalSetup(): Promise<void> {
   await migrate(sql);
   await sql.end();
 }
+
+/** Root hooks run in the test process (global setup/teardown may not share its modules' state). */
+export const mochaHooks = {
+  async afterAll(): Promise<void> {
+    await closeTestRenderer();
+  },
+};
 
 export async function mochaGlobalTeardown(): Promise<void> {
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });

@@ -77,7 +77,12 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (err instanceof SyntaxError || err.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
       return sendError(req, reply, new DomainError('invalid_json', 'The request body is not valid JSON.'));
     }
-    req.log.error({ err }, 'unhandled error');
+    if (err.name === 'DocumentIntegrityError') {
+      // A stored document no longer matches its hash: never served, and an operator must look at it now.
+      req.log.fatal({ err, alert: 'document_integrity' }, 'ALERT: stored document failed its integrity check');
+    } else {
+      req.log.error({ err }, 'unhandled error');
+    }
     return sendError(req, reply, new DomainError('internal_error', 'Something went wrong on our side. The request id identifies it in our logs.'));
   });
 

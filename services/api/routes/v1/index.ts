@@ -4,10 +4,14 @@ import { discoveryRoutes } from './discovery.ts';
 import { customerRoutes } from './customers.ts';
 import { productRoutes } from './products.ts';
 import { accountRoutes } from './accounts.ts';
+import { invoiceRoutes } from './invoices.ts';
+import { creditNoteRoutes } from './creditnotes.ts';
 
 export function registerV1Routes(app: FastifyInstance, deps: AppDeps): void {
   discoveryRoutes(app);
   customerRoutes(app, deps);
   productRoutes(app, deps);
   accountRoutes(app, deps);
+  invoiceRoutes(app, deps);
+  creditNoteRoutes(app, deps);
 }

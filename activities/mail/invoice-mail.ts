@@ -1,0 +1,188 @@
+/**
+ * The e-mail that carries an issued invoice or credit note: subject and bodies in the customer's language, the PDF
+ * attached, the organisation as the sender's name and as Reply-To. Wording lives in the dictionary below and layout
+ * in templates/; every value reaches the HTML through Handlebars' escaping (the text body is plain text and is not
+ * escaped).
+ */
+import { readFileSync } from 'node:fs';
+import Handlebars from 'handlebars';
+import type { InvoiceDocumentView } from '../../services/invoices/invoice-document.ts';
+import type { OutgoingMail } from '../../services/mail/mail-port.ts';
+// The PDF's own formatting, so the mail and the attached document show amounts and dates alike.
+import { formatDate, formatOere } from '../pdf/invoice-template.ts';
+
+type Lang = InvoiceDocumentView['language'];
+
+interface Words {
+  document: { invoice: string; creditNote: string };
+  from: string;
+  fileName: { invoice: string; creditNote: string };
+  greeting: (name: string) => string;
+  intro: { invoice: (n: number, seller: string) => string; creditNote: (n: number, seller: string) => string };
+  labels: {
+    invoiceNumber: string;
+    creditNoteNumber: string;
+    date: string;
+    amountDue: string;
+    dueDate: string;
+    credits: string;
+    reason: string;
+    amountCredited: string;
+  };
+  creditedInvoice: (n: number, date: string) => string;
+  payment: (reg: string, account: string, n: number) => string;
+  payOnline: string;
+  closing: string;
+}
+
+const WORDS: Record<Lang, Words> = {
+  da: {
+    document: { invoice: 'Faktura', creditNote: 'Kreditnota' },
+    from: 'fra',
+    fileName: { invoice: 'faktura', creditNote: 'kreditnota' },
+    greeting: (name) => `Kære ${name}`,
+    intro: {
+      invoice: (n, seller) => `Hermed faktura ${n} fra ${seller}. Fakturaen er vedhæftet som PDF.`,
+      creditNote: (n, seller) => `Hermed kreditnota ${n} fra ${seller}. Kreditnotaen er vedhæftet som PDF.`,
+    },
+    labels: {
+      invoiceNumber: 'Fakturanummer',
+      creditNoteNumber: 'Kreditnotanummer',
+      date: 'Dato',
+      amountDue: 'Beløb til betaling',
+      dueDate: 'Forfaldsdato',
+      credits: 'Krediterer faktura',
+      reason: 'Årsag',
+      amountCredited: 'Krediteret beløb',
+    },
+    creditedInvoice: (n, date) => `${n} af ${date}`,
+    payment: (reg, account, n) => `Betal venligst til reg.nr. ${reg}, kontonr. ${account}, og angiv ${n} som reference.`,
+    payOnline: 'Betal fakturaen online',
+    closing: 'Med venlig hilsen',
+  },
+  en: {
+    document: { invoice: 'Invoice', creditNote: 'Credit note' },
+    from: 'from',
+    fileName: { invoice: 'invoice', creditNote: 'credit-note' },
+    greeting: (name) => `Dear ${name}`,
+    intro: {
+      invoice: (n, seller) => `Please find attached invoice ${n} from ${seller} as a PDF.`,
+      creditNote: (n, seller) => `Please find attached credit note ${n} from ${seller} as a PDF.`,
+    },
+    labels: {
+      invoiceNumber: 'Invoice number',
+      creditNoteNumber: 'Credit note number',
+      date: 'Date',
+      amountDue: 'Amount due',
+      dueDate: 'Due date',
+      credits: 'Credits invoice',
+      reason: 'Reason',
+      amountCredited: 'Amount credited',
+    },
+    creditedInvoice: (n, date) => `${n} of ${date}`,
+    payment: (reg, account, n) => `Please pay to bank reg. no. ${reg}, account no. ${account}, with reference ${n}.`,
+    payOnline: 'Pay the invoice online',
+    closing: 'Kind regards',
+  },
+};
+
+interface TemplateData {
+  lang: Lang;
+  subject: string;
+  greeting: string;
+  intro: string;
+  facts: { label: string; value: string }[];
+  payment: string | null;
+  paymentLink: { label: string; url: string } | null;
+  closing: string;
+  sellerName: string;
+  trackingPixelUrl: string | null;
+}
+
+// An isolated instance: helpers registered elsewhere cannot change what these templates do. strict: a misspelt
+// field fails loudly instead of rendering as nothing.
+const hbs = Handlebars.create();
+const template = (file: string, escape: boolean) =>
+  hbs.compile<TemplateData>(readFileSync(new URL(`./templates/${file}`, import.meta.url), 'utf8'), { strict: true, noEscape: !escape });
+const renderHtml = template('invoice.html.hbs', true);
+const renderText = template('invoice.txt.hbs', false);
+
+// Only web links may sit in href/src; anything else (javascript:, data:) would be a hole in the mail.
+const webUrl = (what: string, raw: string | null): string | null => {
+  if (raw === null) return null;
+  const url = new URL(raw);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`the ${what} must be an http(s) URL`);
+  return url.href;
+};
+
+// A line break in a name would end the Subject header early; names come from integrators.
+const oneLine = (s: string): string => s.replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, ' ').trim();
+
+export interface InvoiceMailInput {
+  view: InvoiceDocumentView;
+  /** The organisation: its name is the sender's display name, its e-mail (if any) the Reply-To. */
+  seller: { name: string; email: string | null };
+  /** The service's own sending address (MAIL_FROM_ADDRESS). */
+  fromAddress: string;
+  to: string;
+  pdf: Buffer;
+  messageId: string;
+  trackingPixelUrl: string | null;
+  /** Hosted pay page; invoices only. */
+  paymentUrl: string | null;
+}
+
+export function composeInvoiceMail(input: InvoiceMailInput): OutgoingMail {
+  const { view } = input;
+  const w = WORDS[view.language];
+  const lang = view.language;
+  const sellerName = oneLine(input.seller.name);
+  const n = view.number;
+  const isInvoice = view.kind === 'invoice';
+  if (!isInvoice && input.paymentUrl !== null) throw new Error('a credit note has nothing to pay, so it takes no payment link');
+  const paymentUrl = webUrl('payment link', input.paymentUrl);
+  const subject = `${w.document[view.kind]} ${n} ${w.from} ${sellerName}`;
+
+  const facts: { label: string; value: string }[] = [];
+  let payment: string | null = null;
+  if (isInvoice) {
+    facts.push({ label: w.labels.invoiceNumber, value: String(n) });
+    facts.push({ label: w.labels.date, value: formatDate(view.issueDate, lang) });
+    facts.push({ label: w.labels.amountDue, value: formatOere(view.grossOere, lang) });
+    if (view.dueDate !== null) facts.push({ label: w.labels.dueDate, value: formatDate(view.dueDate, lang) });
+    const { bankReg, bankAccount } = view.seller;
+    if (bankReg !== null && bankAccount !== null) payment = w.payment(bankReg, bankAccount, n);
+  } else {
+    facts.push({ label: w.labels.creditNoteNumber, value: String(n) });
+    facts.push({ label: w.labels.date, value: formatDate(view.issueDate, lang) });
+    if (view.credits !== null) {
+      facts.push({ label: w.labels.credits, value: w.creditedInvoice(view.credits.number, formatDate(view.credits.issueDate, lang)) });
+      facts.push({ label: w.labels.reason, value: view.credits.reason });
+    }
+    facts.push({ label: w.labels.amountCredited, value: formatOere(view.grossOere, lang) });
+  }
+
+  const data: TemplateData = {
+    lang,
+    subject,
+    greeting: `${w.greeting(view.buyer.contactPerson ?? view.buyer.name)},`,
+    intro: w.intro[view.kind](n, sellerName),
+    facts,
+    payment,
+    paymentLink: paymentUrl === null ? null : { label: w.payOnline, url: paymentUrl },
+    closing: w.closing,
+    sellerName,
+    trackingPixelUrl: webUrl('tracking pixel', input.trackingPixelUrl),
+  };
+
+  return {
+    from: { name: sellerName, address: input.fromAddress },
+    replyTo: input.seller.email,
+    to: input.to,
+    subject,
+    html: renderHtml(data),
+    text: renderText(data),
+    attachments: [{ filename: `${w.fileName[view.kind]}-${n}.pdf`, contentType: 'application/pdf', content: input.pdf }],
+    messageId: input.messageId,
+  };
+}

@@ -1,0 +1,146 @@
+import { Type, type Static } from 'typebox';
+import { DateString, DateTimeString, ListQuery, Metadata, Nullable, Uuid, VatExemptionReason } from './common.ts';
+import { CustomerCreate } from './customers.ts';
+
+export const Discount = Type.Object(
+  {
+    type: Type.Union([Type.Literal('percent'), Type.Literal('amount')]),
+    value: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Percent 0..100, or an amount in øre' }),
+  },
+  { additionalProperties: false },
+);
+
+export const InvoiceLineInput = Type.Object(
+  {
+    description: Type.String({ minLength: 1, maxLength: 500 }),
+    quantity: Type.Number({ exclusiveMinimum: 0, maximum: 999999, description: 'Decimal quantity, > 0' }),
+    unitPriceOere: Type.Integer({ minimum: 0, maximum: 100_000_000_000 }),
+    vatRateBps: Type.Optional(
+      Type.Integer({
+        minimum: Number.MIN_SAFE_INTEGER,
+        maximum: Number.MAX_SAFE_INTEGER,
+        description: 'VAT rate in basis points (2500 = 25 %); default 2500. Outside 0..10000 is 422 invalid_vat_rate.',
+      }),
+    ),
+    vatExemptionReason: Type.Optional(Nullable(VatExemptionReason)),
+    discount: Type.Optional(Nullable(Discount)),
+    accountId: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
+    unit: Type.Optional(Nullable(Type.String({ maxLength: 20 }))),
+  },
+  { additionalProperties: false },
+);
+export type InvoiceLineInput = Static<typeof InvoiceLineInput>;
+
+const headerFields = {
+  lines: Type.Array(InvoiceLineInput, { minItems: 1, maxItems: 100 }),
+  dueDate: Type.Optional(DateString),
+  paymentTermsDays: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 365 }))),
+  customerReference: Type.Optional(Nullable(Type.String({ maxLength: 140 }))),
+  senderReference: Type.Optional(Nullable(Type.String({ maxLength: 140 }))),
+  message: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
+  heading: Type.Optional(Nullable(Type.String({ maxLength: 60 }))),
+  externalReference: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 200 }))),
+  metadata: Type.Optional(Nullable(Metadata)),
+};
+
+export const InvoiceCreate = Type.Object(
+  {
+    customerId: Type.Optional(Uuid),
+    customer: Type.Optional(CustomerCreate),
+    ...headerFields,
+  },
+  {
+    additionalProperties: false,
+    title: 'InvoiceCreate',
+    description: 'Give `customerId` or an inline `customer` (found by externalReference, then cvr, then email; else created).',
+  },
+);
+export type InvoiceCreate = Static<typeof InvoiceCreate>;
+
+export const InvoiceReplace = Type.Object(
+  { customerId: Uuid, ...headerFields },
+  { additionalProperties: false, title: 'InvoiceReplace', description: 'Full replacement of a draft.' },
+);
+export type InvoiceReplace = Static<typeof InvoiceReplace>;
+
+export const InvoiceCreateQuery = Type.Object(
+  {
+    issue: Type.Optional(Type.Boolean({ description: 'Issue at once (number + locked PDF)' })),
+    send: Type.Optional(Type.Boolean({ description: 'Issue and send by e-mail; implies issue=true' })),
+  },
+  { additionalProperties: false },
+);
+
+export const IssueBody = Type.Object(
+  { issueDate: Type.Optional(DateString), dueDate: Type.Optional(DateString) },
+  { additionalProperties: false },
+);
+export type IssueBody = Static<typeof IssueBody>;
+
+export const InvoiceLine = Type.Object({
+  description: Type.String(),
+  quantity: Type.Number(),
+  unitPriceOere: Type.Integer(),
+  vatRateBps: Type.Integer(),
+  vatExemptionReason: Nullable(VatExemptionReason),
+  discount: Nullable(Discount),
+  accountId: Nullable(Type.String()),
+  unit: Nullable(Type.String()),
+  netOere: Type.Integer(),
+  vatOere: Type.Integer(),
+  grossOere: Type.Integer(),
+});
+
+export const InvoiceStatus = Type.Union([
+  Type.Literal('draft'),
+  Type.Literal('issued'),
+  Type.Literal('overdue'),
+  Type.Literal('paid'),
+  Type.Literal('collections'),
+]);
+
+export const Invoice = Type.Object(
+  {
+    id: Uuid,
+    type: Type.Union([Type.Literal('invoice'), Type.Literal('creditNote')]),
+    status: InvoiceStatus,
+    number: Nullable(Type.Integer()),
+    customerId: Uuid,
+    issueDate: Nullable(DateString),
+    dueDate: Nullable(DateString),
+    paymentTermsDays: Nullable(Type.Integer()),
+    currency: Type.Literal('DKK'),
+    lines: Type.Array(InvoiceLine),
+    netOere: Type.Integer(),
+    vatOere: Type.Integer(),
+    grossOere: Type.Integer(),
+    paidOere: Type.Integer(),
+    creditedOere: Type.Integer(),
+    reminderFeeOere: Type.Integer(),
+    balanceOere: Type.Integer(),
+    customerReference: Nullable(Type.String()),
+    senderReference: Nullable(Type.String()),
+    message: Nullable(Type.String()),
+    heading: Nullable(Type.String()),
+    externalReference: Nullable(Type.String()),
+    metadata: Nullable(Metadata),
+    creditsInvoiceId: Nullable(Uuid),
+    createdAt: DateTimeString,
+    updatedAt: DateTimeString,
+    issuedAt: Nullable(DateTimeString),
+    sentAt: Nullable(DateTimeString),
+  },
+  { title: 'Invoice' },
+);
+export type Invoice = Static<typeof Invoice>;
+
+export const InvoiceListQuery = Type.Object(
+  {
+    status: Type.Optional(InvoiceStatus),
+    customerId: Type.Optional(Uuid),
+    externalReference: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    ...ListQuery,
+  },
+  { additionalProperties: false },
+);
+export type InvoiceListQuery = Static<typeof InvoiceListQuery>;

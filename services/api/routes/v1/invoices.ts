@@ -1,0 +1,196 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { Type, type Static } from 'typebox';
+import { Envelope, ListEnvelope } from '../../../../contracts/common.ts';
+import { Invoice, InvoiceCreate, InvoiceCreateQuery, InvoiceListQuery, InvoiceReplace, IssueBody } from '../../../../contracts/invoices.ts';
+import { createInvoice } from '../../../invoices/create-invoice.ts';
+import { issueInvoice } from '../../../invoices/issue-invoice.ts';
+import { replaceInvoice } from '../../../invoices/replace-invoice.ts';
+import { deleteInvoice } from '../../../invoices/delete-invoice.ts';
+import { listInvoices } from '../../../invoices/list-invoices.ts';
+import { getInvoiceOrThrow } from '../../../invoices/invoice-queries.ts';
+import { getInvoiceDocument } from '../../../invoices/get-invoice-document.ts';
+import { getTimeline } from '../../../invoices/get-timeline.ts';
+import { creditInvoice } from '../../../invoices/credit-invoice.ts';
+import { DomainError } from '../../../shared/errors.ts';
+import { mutate } from '../../idempotency.ts';
+import type { AppDeps } from '../../app.ts';
+
+const InvoiceParams = Type.Object({ invoiceId: Type.String({ description: 'Invoice id (UUID)' }) }, { additionalProperties: false });
+const CreditBody = Type.Object({ reason: Type.String({ minLength: 1, maxLength: 500 }) }, { additionalProperties: false });
+const TimelineItem = Type.Object({ code: Type.String(), at: Type.String({ format: 'date-time' }), data: Type.Object({}, { additionalProperties: true }) });
+const tags = ['Invoices'];
+
+type Params = { invoiceId: string };
+
+/** Sends the stored PDF bytes as they are, with their hash as the ETag. */
+export function sendPdf(reply: FastifyReply, doc: { bytes: Buffer; sha256: string; number: number }, name: string): FastifyReply {
+  return reply
+    .type('application/pdf')
+    .header('ETag', `"${doc.sha256}"`)
+    .header('Content-Disposition', `inline; filename="${name}-${doc.number}.pdf"`)
+    .header('Cache-Control', 'private, max-age=31536000, immutable')
+    .send(doc.bytes);
+}
+
+export function invoiceRoutes(app: FastifyInstance, deps: AppDeps): void {
+  const { db, keyring } = deps;
+
+  app.get<{ Querystring: InvoiceListQuery }>(
+    '/invoices',
+    {
+      config: { scope: 'invoices:read' },
+      schema: { summary: 'List invoices, newest first', tags, querystring: InvoiceListQuery, response: { 200: ListEnvelope(Invoice) } },
+    },
+    async (req) => {
+      const { items, nextCursor } = await db.read((sql) => listInvoices(sql, keyring, req.auth.organizationId, 'invoice', req.query));
+      return { data: items, meta: { nextCursor } };
+    },
+  );
+
+  app.post<{ Body: InvoiceCreate; Querystring: Static<typeof InvoiceCreateQuery> }>(
+    '/invoices',
+    {
+      config: { scope: 'invoices:write' },
+      schema: {
+        summary: 'Create an invoice (draft), optionally issuing it in the same call',
+        description:
+          'Give `customerId` or an inline `customer` (never both): an inline customer is found by externalReference, then cvr, ' +
+          'then email, or created (creating one also needs the customers:write scope); an existing customer is never overwritten. ' +
+          '`issue=true` assigns the next number and locks the PDF atomically with the creation.',
+        tags,
+        querystring: InvoiceCreateQuery,
+        body: InvoiceCreate,
+        response: { 201: Envelope(Invoice) },
+      },
+    },
+    async (req, reply) => {
+      const body = req.body;
+      if ((body.customer === undefined) === (body.customerId === undefined)) {
+        throw new DomainError('validation_failed', 'Give exactly one of customerId and customer.', {
+          details: [{ path: body.customer ? '/customer' : '/customerId', message: 'exactly one of customerId and customer is required' }],
+        });
+      }
+      if (body.customer && !req.auth.scopes.has('customers:write')) {
+        throw new DomainError('insufficient_scope', 'An inline customer also needs the customers:write scope.', {
+          details: [{ path: '/customer', message: 'required scope: customers:write' }],
+        });
+      }
+      const issue = req.query.issue === true || req.query.send === true;
+      return mutate(deps, req, reply, async (tx) => {
+        let invoice = await createInvoice(tx, keyring, req.auth.organizationId, body);
+        if (issue) invoice = await issueInvoice(tx, deps, req.auth.organizationId, invoice.id, {});
+        return { status: 201, data: invoice, location: `/v1/invoices/${invoice.id}` };
+      });
+    },
+  );
+
+  app.get<{ Params: Params }>(
+    '/invoices/:invoiceId',
+    {
+      config: { scope: 'invoices:read' },
+      schema: { summary: 'Get an invoice with its lines', tags, params: InvoiceParams, response: { 200: Envelope(Invoice) } },
+    },
+    async (req) => ({ data: await db.read((sql) => getInvoiceOrThrow(sql, req.auth.organizationId, req.params.invoiceId)), meta: {} }),
+  );
+
+  app.put<{ Params: Params; Body: InvoiceReplace }>(
+    '/invoices/:invoiceId',
+    {
+      config: { scope: 'invoices:write' },
+      schema: {
+        summary: 'Replace a draft as a whole',
+        description: 'Only drafts: an issued invoice is immutable (422 invoice_not_editable). Lines are recalculated.',
+        tags,
+        params: InvoiceParams,
+        body: InvoiceReplace,
+        response: { 200: Envelope(Invoice) },
+      },
+    },
+    (req, reply) =>
+      mutate(deps, req, reply, async (tx) => ({
+        status: 200,
+        data: await replaceInvoice(tx, req.auth.organizationId, req.params.invoiceId, req.body),
+      })),
+  );
+
+  app.delete<{ Params: Params }>(
+    '/invoices/:invoiceId',
+    {
+      config: { scope: 'invoices:write' },
+      schema: { summary: 'Delete a draft', tags, params: InvoiceParams, response: { 204: Type.Null({ description: 'Deleted' }) } },
+    },
+    (req, reply) =>
+      mutate(deps, req, reply, async (tx) => {
+        await deleteInvoice(tx, req.auth.organizationId, req.params.invoiceId);
+        return { status: 204 };
+      }),
+  );
+
+  app.post<{ Params: Params; Body: IssueBody | undefined }>(
+    '/invoices/:invoiceId/issue',
+    {
+      config: { scope: 'invoices:write' },
+      schema: {
+        summary: 'Issue a draft: next number and a locked PDF, atomically',
+        description: 'Optional `issueDate` (default: today in Europe/Copenhagen) and `dueDate` (default: the draft\'s, else issue date + payment terms).',
+        tags,
+        params: InvoiceParams,
+        body: IssueBody,
+        response: { 200: Envelope(Invoice) },
+      },
+    },
+    (req, reply) =>
+      mutate(deps, req, reply, async (tx) => ({
+        status: 200,
+        data: await issueInvoice(tx, deps, req.auth.organizationId, req.params.invoiceId, req.body ?? {}),
+      })),
+  );
+
+  app.get<{ Params: Params }>(
+    '/invoices/:invoiceId/pdf',
+    {
+      config: { scope: 'invoices:read', rateClass: 'document' },
+      schema: {
+        summary: 'Download the locked PDF',
+        description: 'Exactly the stored bytes; the ETag is their SHA-256, verified on every read.',
+        tags,
+        params: InvoiceParams,
+        produces: ['application/pdf'],
+        response: { 200: { description: 'The PDF', content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } } } } },
+      },
+    },
+    async (req, reply) => {
+      const doc = await db.read((sql) => getInvoiceDocument(sql, deps.documents, req.auth.organizationId, req.params.invoiceId, 'invoice'));
+      return sendPdf(reply, doc, 'invoice');
+    },
+  );
+
+  app.get<{ Params: Params }>(
+    '/invoices/:invoiceId/timeline',
+    {
+      config: { scope: 'invoices:read' },
+      schema: { summary: "The invoice's timeline, in order", tags, params: InvoiceParams, response: { 200: Type.Object({ data: Type.Array(TimelineItem), meta: Type.Object({}, { additionalProperties: true }) }) } },
+    },
+    async (req) => ({ data: await db.read((sql) => getTimeline(sql, req.auth.organizationId, req.params.invoiceId)), meta: {} }),
+  );
+
+  app.post<{ Params: Params; Body: Static<typeof CreditBody> }>(
+    '/invoices/:invoiceId/credit',
+    {
+      config: { scope: 'invoices:write' },
+      schema: {
+        summary: 'Credit an issued invoice in full',
+        description: 'Creates, numbers and PDF-locks a credit note in the same call. Once per invoice; not for drafts or invoices in collections (422 invoice_not_creditable).',
+        tags,
+        params: InvoiceParams,
+        body: CreditBody,
+        response: { 201: Envelope(Invoice) },
+      },
+    },
+    (req, reply) =>
+      mutate(deps, req, reply, async (tx) => {
+        const note = await creditInvoice(tx, deps, req.auth.organizationId, req.params.invoiceId, req.body.reason);
+        return { status: 201, data: note, location: `/v1/creditnotes/${note.id}` };
+      }),
+  );
+}

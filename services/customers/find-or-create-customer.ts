@@ -1,0 +1,31 @@
+import type { CustomerCreate } from '../../contracts/customers.ts';
+import type { Keyring } from '../shared/crypto.ts';
+import type { Queryable } from '../shared/db.ts';
+import { createCustomer } from './create-customer.ts';
+import { emailIndex } from './customer-queries.ts';
+
+/**
+ * Inline customers on invoice creation (spec 4.4 rule 1): matched on externalReference, then cvr, then e-mail
+ * (exact), in that order; created when none matches. An existing customer is never overwritten by the inline data.
+ * The oldest match wins when several customers share a key.
+ */
+export async function findOrCreateCustomer(
+  sql: Queryable,
+  keyring: Keyring,
+  organizationId: string,
+  input: CustomerCreate,
+): Promise<{ id: string; created: boolean }> {
+  const probes = [
+    input.externalReference ? sql`external_reference = ${input.externalReference}` : null,
+    input.cvr ? sql`cvr = ${input.cvr}` : null,
+    input.email ? sql`email_bidx = ${emailIndex(keyring, input.email)}` : null,
+  ];
+  for (const where of probes) {
+    if (!where) continue;
+    const [hit] = await sql<{ id: string }[]>`
+      SELECT id FROM customers WHERE organization_id = ${organizationId} AND ${where} ORDER BY id LIMIT 1`;
+    if (hit) return { id: hit.id, created: false };
+  }
+  const created = await createCustomer(sql, keyring, organizationId, input);
+  return { id: created.id, created: true };
+}

@@ -1,0 +1,89 @@
+import type { Invoice } from '../../contracts/invoices.ts';
+import type { Queryable } from '../shared/db.ts';
+import { DomainError, notFound } from '../shared/errors.ts';
+import { uuidv7 } from '../shared/ids.ts';
+import { recordEvent } from '../events/record-event.ts';
+import { findInvoiceRow, getInvoiceOrThrow, loadLines } from './invoice-queries.ts';
+import { loadBuyer, loadSeller } from './document-parties.ts';
+import { documentView, takeNextNumber, type IssueDeps } from './issue-invoice.ts';
+import { recordTimeline } from './record-timeline.ts';
+
+const notCreditable = (why: string) => new DomainError('invoice_not_creditable', why);
+
+/**
+ * A full credit note for an issued invoice, issued and PDF-locked in the same transaction: numbered from the same
+ * series, positive amounts (the type gives the direction), its PDF naming the original's number and date. Once per
+ * invoice (a unique index backs the check). The original's creditedOere and balanceOere change in this transaction.
+ */
+export async function creditInvoice(
+  sql: Queryable,
+  deps: IssueDeps,
+  organizationId: string,
+  invoiceId: string,
+  reason: string,
+): Promise<Invoice> {
+  const original = await findInvoiceRow(sql, organizationId, invoiceId, { type: 'invoice', lock: true });
+  if (!original) throw notFound('invoice_not_found', 'invoice');
+  if (original.status === 'draft' || original.status === 'issuing') throw notCreditable('Only an issued invoice can be credited.');
+  if (original.status === 'collections') throw notCreditable('An invoice handed over to debt collection cannot be credited.');
+  if (original.credited_oere > 0) throw notCreditable('This invoice has already been credited.');
+  const [existing] = await sql`SELECT 1 FROM invoices WHERE organization_id = ${organizationId} AND credits_invoice_id = ${invoiceId}`;
+  if (existing) throw notCreditable('This invoice has already been credited.');
+
+  const seller = await loadSeller(sql, organizationId);
+  const buyer = await loadBuyer(sql, deps.keyring, organizationId, original.customer_id);
+  const issueDate = await deps.clock.today(organizationId);
+  const lines = (await loadLines(sql, [invoiceId])).get(invoiceId) ?? [];
+  const number = await takeNextNumber(sql, organizationId);
+  const view = documentView('creditNote', number, issueDate, null, seller, buyer, original, lines, {
+    number: original.number!,
+    issueDate: original.issue_date!,
+    reason,
+  });
+  const pdf = await deps.pdf.renderInvoice(view);
+  const doc = await deps.documents.put(sql, { organizationId, contentType: 'application/pdf', bytes: pdf });
+  const id = uuidv7();
+  await sql`
+    INSERT INTO invoices ${sql({
+      id,
+      organization_id: organizationId,
+      type: 'creditNote',
+      status: 'issued',
+      number,
+      customer_id: original.customer_id,
+      issue_date: issueDate,
+      due_date: null,
+      payment_terms_days: null,
+      net_oere: original.net_oere,
+      vat_oere: original.vat_oere,
+      gross_oere: original.gross_oere,
+      customer_reference: original.customer_reference,
+      sender_reference: original.sender_reference,
+      message: null,
+      heading: null,
+      external_reference: original.external_reference,
+      metadata: null,
+      credits_invoice_id: invoiceId,
+      credit_reason: reason,
+      seller_snapshot: view.seller,
+      buyer_snapshot: view.buyer,
+      document_sha256: doc.sha256,
+      issued_at: new Date(),
+    } as Record<string, unknown>)}`;
+  await sql`
+    INSERT INTO invoice_lines (invoice_id, position, description, quantity, unit_price_oere, vat_rate_bps, vat_exemption_reason,
+      discount_type, discount_value, discount_oere, account_id, unit, product_id, net_oere, vat_oere, gross_oere)
+    SELECT ${id}, position, description, quantity, unit_price_oere, vat_rate_bps, vat_exemption_reason,
+      discount_type, discount_value, discount_oere, account_id, unit, product_id, net_oere, vat_oere, gross_oere
+    FROM invoice_lines WHERE invoice_id = ${invoiceId}`;
+  await sql`UPDATE invoices SET updated_at = now() WHERE id = ${invoiceId}`;
+  await recordEvent(sql, {
+    organizationId,
+    type: 'invoice.credited',
+    family: 'invoice',
+    entityId: invoiceId,
+    data: { invoiceId, creditNoteId: id, creditNoteNumber: number, creditedOere: original.gross_oere, externalReference: original.external_reference },
+  });
+  await recordTimeline(sql, organizationId, invoiceId, 'credited', { creditNoteId: id, number });
+  return getInvoiceOrThrow(sql, organizationId, id, 'creditNote');
+}

@@ -1,0 +1,190 @@
+import type { Invoice, InvoiceLineInput } from '../../contracts/invoices.ts';
+import type { Queryable } from '../shared/db.ts';
+import { notFound } from '../shared/errors.ts';
+import { isUuid } from '../shared/ids.ts';
+import { computeTotals } from './invoice-totals.ts';
+
+/** An invoice row with the amounts derived from other tables (credits; payments and fees join here later). */
+export interface InvoiceRow {
+  id: string;
+  type: 'invoice' | 'creditNote';
+  status: 'draft' | 'issuing' | 'issued' | 'overdue' | 'paid' | 'collections';
+  number: number | null;
+  customer_id: string;
+  issue_date: string | null;
+  due_date: string | null;
+  payment_terms_days: number | null;
+  net_oere: number;
+  vat_oere: number;
+  gross_oere: number;
+  paid_oere: number;
+  credited_oere: number;
+  reminder_fee_oere: number;
+  customer_reference: string | null;
+  sender_reference: string | null;
+  message: string | null;
+  heading: string | null;
+  external_reference: string | null;
+  metadata: Record<string, string> | null;
+  credits_invoice_id: string | null;
+  document_sha256: Buffer | null;
+  created_at: Date;
+  updated_at: Date;
+  issued_at: Date | null;
+  sent_at: Date | null;
+}
+
+export interface LineRow {
+  invoice_id: string;
+  position: number;
+  description: string;
+  quantity: string;
+  unit_price_oere: number;
+  vat_rate_bps: number;
+  vat_exemption_reason: string | null;
+  discount_type: 'percent' | 'amount' | null;
+  discount_value: number | null;
+  discount_oere: number;
+  account_id: string | null;
+  unit: string | null;
+  net_oere: number;
+  vat_oere: number;
+  gross_oere: number;
+}
+
+/**
+ * The select list every invoice read uses. creditedOere is the gross of the credit note that credits this invoice;
+ * it is computed on every read (spec 1.10), never stored.
+ */
+export const invoiceSelect = (sql: Queryable) => sql`
+  i.id, i.type, i.status, i.number, i.customer_id, i.issue_date, i.due_date, i.payment_terms_days,
+  i.net_oere, i.vat_oere, i.gross_oere,
+  0::bigint AS paid_oere,
+  coalesce((SELECT sum(c.gross_oere) FROM invoices c
+            WHERE c.organization_id = i.organization_id AND c.credits_invoice_id = i.id AND c.status <> 'issuing'), 0)::bigint AS credited_oere,
+  0::bigint AS reminder_fee_oere,
+  i.customer_reference, i.sender_reference, i.message, i.heading, i.external_reference, i.metadata,
+  i.credits_invoice_id, i.document_sha256, i.created_at, i.updated_at, i.issued_at, i.sent_at`;
+
+export const LINE_COLUMNS = [
+  'invoice_id', 'position', 'description', 'quantity', 'unit_price_oere', 'vat_rate_bps', 'vat_exemption_reason',
+  'discount_type', 'discount_value', 'discount_oere', 'account_id', 'unit', 'net_oere', 'vat_oere', 'gross_oere',
+] as const;
+
+export function toInvoice(r: InvoiceRow, lines: LineRow[]): Invoice {
+  // While its PDF is being rendered an invoice is not yet issued for any reader: it shows as a (locked) draft.
+  const issuing = r.status === 'issuing';
+  return {
+    id: r.id,
+    type: r.type,
+    status: r.status === 'issuing' ? 'draft' : r.status,
+    number: issuing ? null : r.number,
+    customerId: r.customer_id,
+    issueDate: issuing ? null : r.issue_date,
+    dueDate: r.due_date,
+    paymentTermsDays: r.payment_terms_days,
+    currency: 'DKK',
+    lines: lines.map((l) => ({
+      description: l.description,
+      quantity: Number(l.quantity),
+      unitPriceOere: l.unit_price_oere,
+      vatRateBps: l.vat_rate_bps,
+      vatExemptionReason: l.vat_exemption_reason as Invoice['lines'][number]['vatExemptionReason'],
+      discount: l.discount_type ? { type: l.discount_type, value: l.discount_value! } : null,
+      accountId: l.account_id,
+      unit: l.unit,
+      netOere: l.net_oere,
+      vatOere: l.vat_oere,
+      grossOere: l.gross_oere,
+    })),
+    netOere: r.net_oere,
+    vatOere: r.vat_oere,
+    grossOere: r.gross_oere,
+    paidOere: r.paid_oere,
+    creditedOere: r.credited_oere,
+    reminderFeeOere: r.reminder_fee_oere,
+    // A credit note is not payable: its amounts say what it credits, its balance is 0.
+    balanceOere: r.type === 'creditNote' ? 0 : r.gross_oere + r.reminder_fee_oere - r.paid_oere - r.credited_oere,
+    customerReference: r.customer_reference,
+    senderReference: r.sender_reference,
+    message: r.message,
+    heading: r.heading,
+    externalReference: r.external_reference,
+    metadata: r.metadata,
+    creditsInvoiceId: r.credits_invoice_id,
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+    issuedAt: issuing ? null : (r.issued_at?.toISOString() ?? null),
+    sentAt: r.sent_at?.toISOString() ?? null,
+  };
+}
+
+export async function loadLines(sql: Queryable, invoiceIds: string[]): Promise<Map<string, LineRow[]>> {
+  const byInvoice = new Map<string, LineRow[]>();
+  if (invoiceIds.length === 0) return byInvoice;
+  const rows = await sql<LineRow[]>`
+    SELECT ${sql(LINE_COLUMNS)}, quantity::text AS quantity FROM invoice_lines
+    WHERE invoice_id IN ${sql(invoiceIds)} ORDER BY invoice_id, position`;
+  for (const r of rows) {
+    const list = byInvoice.get(r.invoice_id) ?? [];
+    list.push(r);
+    byInvoice.set(r.invoice_id, list);
+  }
+  return byInvoice;
+}
+
+/** Reads one invoice (or credit note) of the organisation; `lock` takes the row for the rest of the transaction. */
+export async function findInvoiceRow(
+  sql: Queryable,
+  organizationId: string,
+  id: string,
+  opts: { type?: 'invoice' | 'creditNote'; lock?: boolean } = {},
+): Promise<InvoiceRow | undefined> {
+  if (!isUuid(id)) return undefined;
+  const [row] = await sql<InvoiceRow[]>`
+    SELECT ${invoiceSelect(sql)} FROM invoices i
+    WHERE i.organization_id = ${organizationId} AND i.id = ${id}
+      ${opts.type ? sql`AND i.type = ${opts.type}` : sql``}
+    ${opts.lock ? sql`FOR UPDATE OF i` : sql``}`;
+  return row;
+}
+
+export async function getInvoiceOrThrow(
+  sql: Queryable,
+  organizationId: string,
+  id: string,
+  type: 'invoice' | 'creditNote' = 'invoice',
+): Promise<Invoice> {
+  const row = await findInvoiceRow(sql, organizationId, id, { type });
+  if (!row) throw type === 'invoice' ? notFound('invoice_not_found', 'invoice') : notFound('credit_note_not_found', 'credit note');
+  const lines = await loadLines(sql, [row.id]);
+  return toInvoice(row, lines.get(row.id) ?? []);
+}
+
+/** Computes and writes a draft's lines; returns the header totals. */
+export async function writeLines(sql: Queryable, invoiceId: string, lines: InvoiceLineInput[]) {
+  const totals = computeTotals(lines);
+  const rows = lines.map((l, i) => {
+    const a = totals.lines[i]!;
+    return {
+      invoice_id: invoiceId,
+      position: i,
+      description: l.description,
+      quantity: a.quantity,
+      unit_price_oere: l.unitPriceOere,
+      vat_rate_bps: a.vatRateBps,
+      vat_exemption_reason: l.vatExemptionReason ?? null,
+      discount_type: l.discount?.type ?? null,
+      discount_value: l.discount?.value ?? null,
+      discount_oere: a.discountOere,
+      account_id: l.accountId ?? null,
+      unit: l.unit ?? null,
+      net_oere: a.netOere,
+      vat_oere: a.vatOere,
+      gross_oere: a.grossOere,
+    };
+  });
+  await sql`DELETE FROM invoice_lines WHERE invoice_id = ${invoiceId}`;
+  await sql`INSERT INTO invoice_lines ${sql(rows as Record<string, unknown>[])}`;
+  return totals;
+}

@@ -1,0 +1,38 @@
+import type { Invoice, InvoiceListQuery } from '../../contracts/invoices.ts';
+import type { Keyring } from '../shared/crypto.ts';
+import type { Queryable } from '../shared/db.ts';
+import { decodeCursor, encodeCursor, page, type CursorScope } from '../shared/cursor.ts';
+import { invoiceSelect, loadLines, toInvoice, type InvoiceRow } from './invoice-queries.ts';
+
+/**
+ * Newest first, keyset on the time-ordered id. `status=draft` includes invoices whose issue is being finished
+ * (they read as drafts until their PDF exists).
+ */
+export async function listInvoices(
+  sql: Queryable,
+  keyring: Keyring,
+  organizationId: string,
+  type: 'invoice' | 'creditNote',
+  q: InvoiceListQuery,
+): Promise<{ items: Invoice[]; nextCursor: string | null }> {
+  const limit = q.limit ?? 50;
+  const scope: CursorScope = {
+    organizationId,
+    list: type === 'invoice' ? 'invoices' : 'creditnotes',
+    filters: [q.status ?? null, q.customerId ?? null, q.externalReference ?? null],
+  };
+  const after = q.cursor ? (decodeCursor(keyring, scope, q.cursor)[0] as string) : null;
+  const statuses = q.status === 'draft' ? ['draft', 'issuing'] : q.status ? [q.status] : null;
+  const rows = await sql<InvoiceRow[]>`
+    SELECT ${invoiceSelect(sql)} FROM invoices i
+    WHERE i.organization_id = ${organizationId} AND i.type = ${type}
+      ${statuses ? sql`AND i.status IN ${sql(statuses)}` : sql``}
+      ${q.customerId !== undefined ? sql`AND i.customer_id = ${q.customerId}` : sql``}
+      ${q.externalReference !== undefined ? sql`AND i.external_reference = ${q.externalReference}` : sql``}
+      ${after ? sql`AND i.id < ${after}` : sql``}
+    ORDER BY i.id DESC
+    LIMIT ${limit + 1}`;
+  const { items, nextCursor } = page(rows, limit, (last) => encodeCursor(keyring, scope, [last.id]));
+  const lines = await loadLines(sql, items.map((r) => r.id));
+  return { items: items.map((r) => toInvoice(r, lines.get(r.id) ?? [])), nextCursor };
+}

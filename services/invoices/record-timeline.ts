@@ -1,0 +1,20 @@
+import type { Queryable } from '../shared/db.ts';
+import { uuidv7 } from '../shared/ids.ts';
+
+/**
+ * Stable timeline codes (spec 2.4): what happened to an invoice, in order. Written in the transaction of the change
+ * (or by the workflow step that observed it, e.g. the mail server's answer).
+ */
+export type TimelineCode = 'created' | 'issued' | 'sent' | 'delivered' | 'opened' | 'send_failed' | 'credited' | 'payment' | 'reminder' | 'collections_ready' | 'collections';
+
+export async function recordTimeline(
+  sql: Queryable,
+  organizationId: string,
+  invoiceId: string,
+  code: TimelineCode,
+  data: Record<string, unknown> = {},
+): Promise<void> {
+  await sql`
+    INSERT INTO invoice_timeline (id, organization_id, invoice_id, code, data)
+    VALUES (${uuidv7()}, ${organizationId}, ${invoiceId}, ${code}, ${sql.json(data as never)})`;
+}
