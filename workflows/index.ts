@@ -1,10 +1,11 @@
 import type { EndpointOptions } from '@restatedev/restate-sdk';
 import { createHousekeeping, type HousekeepingActivities } from './housekeeping.ts';
+import { createInvoiceMail, type InvoiceMailActivities } from './invoice-mail.ts';
 
 /** Every side effect the workflows call, injected so that workflow files never touch the database themselves. */
-export type Activities = HousekeepingActivities;
+export type Activities = HousekeepingActivities & InvoiceMailActivities;
 
 /** The Restate services, objects and workflows the endpoint serves. */
 export function createServices(activities: Activities): EndpointOptions['services'] {
-  return [createHousekeeping(activities)];
+  return [createHousekeeping(activities), createInvoiceMail(activities)];
 }

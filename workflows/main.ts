@@ -14,6 +14,13 @@ import { fileURLToPath } from 'node:url';
 import * as restate from '@restatedev/restate-sdk';
 import * as clients from '@restatedev/restate-sdk-clients';
 import { purgeIdempotencyKeys } from '../activities/purge-idempotency.ts';
+import { deliverInvoiceMail, recordFailure, type InvoiceMailDeps } from '../activities/invoices/deliver-invoice-mail.ts';
+import { createMailer } from '../activities/mail/create-mailer.ts';
+import { createPostgresDocumentStore } from '../services/documents/postgres-document-store.ts';
+import { trackingToken } from '../services/invoices/tracking-token.ts';
+import type { Mailer } from '../services/mail/mail-port.ts';
+import { createKeyring, type Keyring } from '../services/shared/crypto.ts';
+import { resolveMasterKey } from '../services/shared/dev-secrets.ts';
 import { readConfig, type Config } from '../services/shared/config.ts';
 import { createSql, Db } from '../services/shared/db.ts';
 import { HOUSEKEEPING, IDEMPOTENCY_JOB, type Housekeeping, type RunResult } from './housekeeping.ts';
@@ -21,9 +28,33 @@ import { createServices, type Activities } from './index.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-export function createActivities(db: Db, config: Pick<Config, 'idempotencyRetentionDays'>): Activities {
+export interface ActivityResources {
+  keyring: Keyring;
+  mailer: Mailer;
+}
+
+export function createActivities(
+  db: Db,
+  config: Pick<Config, 'idempotencyRetentionDays' | 'mailFromAddress' | 'publicApiUrl'>,
+  resources: ActivityResources,
+): Activities {
+  const mail: InvoiceMailDeps = {
+    db,
+    keyring: resources.keyring,
+    documents: createPostgresDocumentStore(),
+    mailer: resources.mailer,
+    fromAddress: config.mailFromAddress,
+    trackingPixelUrl: (org, invoiceId) =>
+      config.publicApiUrl ? `${config.publicApiUrl.replace(/\/+$/, '')}/t/o/${trackingToken(resources.keyring, org, invoiceId)}.gif` : null,
+  };
   return {
     purgeIdempotencyKeys: () => db.read((sql) => purgeIdempotencyKeys(sql, config.idempotencyRetentionDays)),
+    deliverInvoiceMail: (invoiceId) => deliverInvoiceMail(mail, invoiceId),
+    markInvoiceMailUndeliverable: async (invoiceId, reason) => {
+      const [send] = await db.read((sql) => sql<{ organization_id: string }[]>`SELECT organization_id FROM invoice_sends WHERE invoice_id = ${invoiceId}`);
+      if (!send) return { status: 'unknown' };
+      return recordFailure(mail, send.organization_id, invoiceId, 'mail_undeliverable', reason);
+    },
   };
 }
 
@@ -245,6 +276,10 @@ export interface RunningWorkflows {
 
 export interface RunWorkflowsOptions {
   logStream?: NodeJS.WritableStream;
+  /** Defaults to the key DATA_ENCRYPTION_KEY or the development key file names. */
+  keyring?: Keyring;
+  /** Defaults to SMTP_URL's server, else .eml files under DATA_DIR/mail. */
+  mailer?: Mailer;
 }
 
 type WorkflowsConfig = Pick<
@@ -258,6 +293,12 @@ type WorkflowsConfig = Pick<
   | 'restateIngressUrl'
   | 'idempotencyRetentionDays'
   | 'logLevel'
+  | 'mailFromAddress'
+  | 'publicApiUrl'
+  | 'smtpUrl'
+  | 'dataDir'
+  | 'encryptionKey'
+  | 'nodeEnv'
 >;
 
 export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOptions = {}): Promise<RunningWorkflows> {
@@ -270,7 +311,10 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
   let endpoint: WorkflowsEndpoint | undefined;
   try {
     endpoint = await startWorkflowsEndpoint({
-      activities: createActivities(db, config),
+      activities: createActivities(db, config, {
+        keyring: opts.keyring ?? createKeyring(resolveMasterKey(config).key),
+        mailer: opts.mailer ?? createMailer(config, createJsonLog(opts.logStream ?? process.stdout, config.logLevel, 'mail')),
+      }),
       host: config.workflowsHost,
       port: config.workflowsPort,
       advertisedUrl: config.workflowsUrl,

@@ -310,8 +310,10 @@ async function main(): Promise<number> {
       restateAdminUrl,
       workflowsPort,
       port: apiPort,
+      // Mails point their tracking pixel at this API unless a public address is configured.
+      publicApiUrl: config.publicApiUrl ?? runtime.apiUrl,
     };
-    parts.workflows = await runWorkflows(stackConfig, { logStream: logs });
+    parts.workflows = await runWorkflows(stackConfig, { logStream: logs, keyring: createKeyring(master.key) });
     parts.api = await startApi(stackConfig, { keyring: createKeyring(master.key), logStream: logs });
 
     runtime = { ...runtime, status: 'running', apiUrl: parts.api.url };

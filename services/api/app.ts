@@ -6,6 +6,8 @@ import type { Keyring } from '../shared/crypto.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { DocumentStore } from '../documents/document-store.ts';
 import type { PdfRenderer } from '../documents/pdf-renderer.ts';
+import type { InvoiceMailDispatch } from '../invoices/send-invoice.ts';
+import { trackingRoutes } from './routes/tracking.ts';
 import { DomainError } from '../shared/errors.ts';
 import { randomToken } from '../shared/crypto.ts';
 import { clientErrorHandler, findNul, frameworkErrorHandler, registerErrorHandling } from './plugins/errors.ts';
@@ -27,6 +29,10 @@ export interface AppDeps {
   documents: DocumentStore;
   /** Business time: every "today" comes from here. */
   clock: Clock;
+  /** Hands committed invoice sends to the mail workflow. */
+  mailDispatch: InvoiceMailDispatch;
+  /** The domain of the Message-IDs the service's mails carry (from MAIL_FROM_ADDRESS). */
+  mailDomain: string;
   config: Pick<Config, 'rateLimitDefault' | 'rateLimitDocument' | 'authCacheTtlMs' | 'logLevel'>;
   /** Extra readiness checks beyond PostgreSQL (Restate, when the stack has one). */
   readiness?: ReadinessProbe[];
@@ -152,6 +158,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await registerOpenApi(app);
   registerHealthRoutes(app, deps.db, deps.readiness ?? []);
+  trackingRoutes(app, deps);
   await app.register(async (v1) => registerV1Routes(v1, deps), { prefix: '/v1' });
   deps.extraRoutes?.(app, deps);
   await app.ready();

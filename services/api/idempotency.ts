@@ -18,6 +18,11 @@ export interface MutationResult {
   data?: unknown;
   meta?: Record<string, unknown>;
   location?: string;
+  /**
+   * Runs once the transaction has committed (never on a replay): hands work to the durable engine. A failure here
+   * is logged, not answered: the effect is committed, and the engine's sweep picks the work up.
+   */
+  afterCommit?: () => Promise<void>;
 }
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -124,6 +129,9 @@ export async function mutate(
     }
     if ('stored' in outcome) return replay(keyring, req, reply, hash, outcome.stored);
     const { result, body } = outcome;
+    if (result.afterCommit) {
+      await result.afterCommit().catch((err: unknown) => req.log.error({ err }, 'post-commit hand-off failed; the sweep will retry it'));
+    }
     if (result.location) reply.header('Location', result.location);
     reply.code(result.status);
     if (body === null) return reply.send();

@@ -12,6 +12,13 @@ import { buildApp } from './app.ts';
 import { createChromiumRenderer } from '../../activities/pdf/chromium-renderer.ts';
 import { createPostgresDocumentStore } from '../documents/postgres-document-store.ts';
 import { realClock } from '../shared/clock.ts';
+import { createRestateMailDispatch } from '../invoices/restate-mail-dispatch.ts';
+import type { InvoiceMailDispatch } from '../invoices/send-invoice.ts';
+
+/** Without a Restate ingress the API still takes sends (they stay queued) but cannot hand them on. */
+const noMailEngine: InvoiceMailDispatch = {
+  dispatch: () => Promise.reject(new Error('RESTATE_INGRESS_URL is not set: queued sends wait for the workflow engine')),
+};
 import { ApiKeyCache, listenForKeyChanges } from './plugins/auth.ts';
 import type { ReadinessProbe } from './routes/health.ts';
 
@@ -60,6 +67,7 @@ type ApiConfig = Pick<
   | 'rateLimitDocument'
   | 'authCacheTtlMs'
   | 'logLevel'
+  | 'mailFromAddress'
 >;
 
 export async function startApi(config: ApiConfig, opts: StartApiOptions = {}): Promise<RunningApi> {
@@ -80,6 +88,8 @@ export async function startApi(config: ApiConfig, opts: StartApiOptions = {}): P
       pdf,
       documents: createPostgresDocumentStore(),
       clock: realClock,
+      mailDispatch: config.restateIngressUrl ? createRestateMailDispatch(config.restateIngressUrl) : noMailEngine,
+      mailDomain: config.mailFromAddress.split('@')[1]!,
       config,
       authCache,
       readiness: config.restateIngressUrl ? [restateReadinessProbe(config.restateIngressUrl)] : [],

@@ -22,6 +22,8 @@ export interface Config {
   rateLimitDefault: number;
   rateLimitDocument: number;
   logLevel: string;
+  /** The API's public address, put into mails (tracking pixel); unset: no pixel. */
+  publicApiUrl: string | undefined;
   authCacheTtlMs: number;
   /** smtp:// or smtps:// relay, credentials in the URL; unset keeps mail as .eml files under DATA_DIR/mail. */
   smtpUrl: string | undefined;
@@ -78,6 +80,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitDefault: int('RATE_LIMIT_DEFAULT', env.RATE_LIMIT_DEFAULT, 100),
     rateLimitDocument: int('RATE_LIMIT_DOCUMENT', env.RATE_LIMIT_DOCUMENT, 10),
     logLevel: env.LOG_LEVEL ?? 'info',
+    publicApiUrl: env.PUBLIC_API_URL || undefined,
     authCacheTtlMs: int('AUTH_CACHE_TTL_MS', env.AUTH_CACHE_TTL_MS, 30_000),
     smtpUrl: smtpUrl(env.SMTP_URL),
     mailFromAddress: mailAddress('MAIL_FROM_ADDRESS', env.MAIL_FROM_ADDRESS || 'no-reply@faktura.invalid'),

@@ -60,6 +60,9 @@ export async function startTestApp(overrides: Partial<AppDeps> = {}, config: Par
     pdf: testRenderer(),
     documents: createPostgresDocumentStore(),
     clock: realClock,
+    // No workflow engine in these tests: a send stays queued. Tests that follow the mail run the real engine.
+    mailDispatch: { dispatch: () => Promise.reject(new Error('no workflow engine in this test')) },
+    mailDomain: 'faktura.invalid',
     config: { rateLimitDefault: 0, rateLimitDocument: 0, authCacheTtlMs: 30_000, logLevel: 'info', ...config },
     logStream,
     ...overrides,

@@ -1,3 +1,4 @@
+import { testActivityResources } from '../helpers/activities.ts';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import * as clients from '@restatedev/restate-sdk-clients';
@@ -74,7 +75,7 @@ describe('Housekeeping: purge of stored idempotent responses', function () {
       },
     });
     endpoint = await startWorkflowsEndpoint({
-      activities: createActivities(testDb().db, { idempotencyRetentionDays: RETENTION_DAYS }),
+      activities: createActivities(testDb().db, { idempotencyRetentionDays: RETENTION_DAYS, mailFromAddress: 'no-reply@faktura.invalid', publicApiUrl: undefined }, testActivityResources()),
       host: '127.0.0.1',
       port: await freePort(),
       logStream,
@@ -221,7 +222,7 @@ describe('registering the workflows endpoint with Restate', function () {
 
   const newEndpoint = async () => {
     const ep = await startWorkflowsEndpoint({
-      activities: createActivities(testDb().db, { idempotencyRetentionDays: RETENTION_DAYS }),
+      activities: createActivities(testDb().db, { idempotencyRetentionDays: RETENTION_DAYS, mailFromAddress: 'no-reply@faktura.invalid', publicApiUrl: undefined }, testActivityResources()),
       host: '127.0.0.1',
       port: await freePort(),
       logStream: silent,

@@ -11,6 +11,7 @@ import { getInvoiceOrThrow } from '../../../invoices/invoice-queries.ts';
 import { getInvoiceDocument } from '../../../invoices/get-invoice-document.ts';
 import { getTimeline } from '../../../invoices/get-timeline.ts';
 import { creditInvoice } from '../../../invoices/credit-invoice.ts';
+import { requestInvoiceSend } from '../../../invoices/send-invoice.ts';
 import { DomainError } from '../../../shared/errors.ts';
 import { mutate } from '../../idempotency.ts';
 import type { AppDeps } from '../../app.ts';
@@ -75,11 +76,22 @@ export function invoiceRoutes(app: FastifyInstance, deps: AppDeps): void {
           details: [{ path: '/customer', message: 'required scope: customers:write' }],
         });
       }
-      const issue = req.query.issue === true || req.query.send === true;
+      const send = req.query.send === true;
+      const issue = req.query.issue === true || send;
+      const org = req.auth.organizationId;
       return mutate(deps, req, reply, async (tx) => {
-        let invoice = await createInvoice(tx, keyring, req.auth.organizationId, body);
-        if (issue) invoice = await issueInvoice(tx, deps, req.auth.organizationId, invoice.id, {});
-        return { status: 201, data: invoice, location: `/v1/invoices/${invoice.id}` };
+        let invoice = await createInvoice(tx, keyring, org, body);
+        if (issue) invoice = await issueInvoice(tx, deps, org, invoice.id, {});
+        if (!send) return { status: 201, data: invoice, location: `/v1/invoices/${invoice.id}` };
+        const requested = await requestInvoiceSend(tx, keyring, org, invoice.id, deps.mailDomain);
+        const id = invoice.id;
+        return {
+          status: 201,
+          data: invoice,
+          meta: { send: requested.send },
+          location: `/v1/invoices/${id}`,
+          ...(requested.dispatch ? { afterCommit: () => deps.mailDispatch.dispatch(org, id) } : {}),
+        };
       });
     },
   );
@@ -144,6 +156,35 @@ export function invoiceRoutes(app: FastifyInstance, deps: AppDeps): void {
         status: 200,
         data: await issueInvoice(tx, deps, req.auth.organizationId, req.params.invoiceId, req.body ?? {}),
       })),
+  );
+
+  app.post<{ Params: Params }>(
+    '/invoices/:invoiceId/send',
+    {
+      config: { scope: 'invoices:write' },
+      schema: {
+        summary: 'E-mail the invoice with its PDF',
+        description:
+          'The mail goes out after the call, from a durable workflow that retries transient mail-server failures. ' +
+          '`meta.send` is `{status: "sent"}` (taken for delivery; the timeline shows sent, delivered or send_failed) or ' +
+          '`{status: "failed", code: "customer_email_missing"}`; the invoice stays issued either way. A second send does not mail again.',
+        tags,
+        params: InvoiceParams,
+        response: { 200: Envelope(Invoice) },
+      },
+    },
+    (req, reply) =>
+      mutate(deps, req, reply, async (tx) => {
+        const org = req.auth.organizationId;
+        const id = req.params.invoiceId;
+        const requested = await requestInvoiceSend(tx, keyring, org, id, deps.mailDomain);
+        return {
+          status: 200,
+          data: await getInvoiceOrThrow(tx, org, id),
+          meta: { send: requested.send },
+          ...(requested.dispatch ? { afterCommit: () => deps.mailDispatch.dispatch(org, id) } : {}),
+        };
+      }),
   );
 
   app.get<{ Params: Params }>(

@@ -1,0 +1,57 @@
+import type { Keyring } from '../shared/crypto.ts';
+import type { Queryable } from '../shared/db.ts';
+import { DomainError, notFound } from '../shared/errors.ts';
+import { findInvoiceRow } from './invoice-queries.ts';
+import { loadBuyer } from './document-parties.ts';
+import { recordTimeline } from './record-timeline.ts';
+
+/** `meta.send` of a send (spec 4.4 rule 3). */
+export type SendMeta = { status: 'sent' } | { status: 'failed'; code: string };
+
+/** Starts the mail workflow for an invoice whose send was just committed. Implemented over Restate. */
+export interface InvoiceMailDispatch {
+  dispatch(organizationId: string, invoiceId: string): Promise<void>;
+}
+
+/**
+ * Requests the e-mail of an issued invoice, in the caller's transaction.
+ *
+ * The mail itself goes out after commit, from a durable workflow that retries transient SMTP failures, so a mail
+ * failure can never roll back an issue. `{status: "sent"}` therefore means the service has taken the mail for
+ * delivery; the timeline then shows `sent` (handed to the mail server), `delivered` or `send_failed`. Without an
+ * address the answer is `{status: "failed", code: "customer_email_missing"}` at once. A send of an invoice already
+ * sent does not mail again; it answers as the first did. After a missing-address failure a new send tries again.
+ */
+export async function requestInvoiceSend(
+  sql: Queryable,
+  keyring: Keyring,
+  organizationId: string,
+  invoiceId: string,
+  mailDomain: string,
+): Promise<{ send: SendMeta; dispatch: boolean }> {
+  const row = await findInvoiceRow(sql, organizationId, invoiceId, { type: 'invoice', lock: true });
+  if (!row) throw notFound('invoice_not_found', 'invoice');
+  if (row.status === 'draft' || row.status === 'issuing') {
+    throw new DomainError('invoice_not_issued', 'Only an issued invoice can be sent; issue it first.');
+  }
+  const [previous] = await sql<{ status: string; failure_code: string | null }[]>`
+    SELECT status, failure_code FROM invoice_sends WHERE invoice_id = ${invoiceId}`;
+  if (previous && previous.failure_code !== 'customer_email_missing') {
+    return { send: previous.status === 'failed' ? { status: 'failed', code: previous.failure_code! } : { status: 'sent' }, dispatch: false };
+  }
+  const buyer = await loadBuyer(sql, keyring, organizationId, row.customer_id);
+  const messageId = `${invoiceId}.invoice@${mailDomain}`;
+  if (!buyer.email) {
+    await sql`
+      INSERT INTO invoice_sends (invoice_id, organization_id, status, failure_code, message_id)
+      VALUES (${invoiceId}, ${organizationId}, 'failed', 'customer_email_missing', ${messageId})
+      ON CONFLICT (invoice_id) DO UPDATE SET requested_at = now()`;
+    await recordTimeline(sql, organizationId, invoiceId, 'send_failed', { code: 'customer_email_missing' });
+    return { send: { status: 'failed', code: 'customer_email_missing' }, dispatch: false };
+  }
+  await sql`
+    INSERT INTO invoice_sends (invoice_id, organization_id, status, message_id)
+    VALUES (${invoiceId}, ${organizationId}, 'queued', ${messageId})
+    ON CONFLICT (invoice_id) DO UPDATE SET status = 'queued', failure_code = NULL, requested_at = now()`;
+  return { send: { status: 'sent' }, dispatch: true };
+}
