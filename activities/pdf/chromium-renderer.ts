@@ -173,7 +173,8 @@ export function createChromiumRenderer(options: ChromiumRendererOptions = {}): C
         return route.abort('blockedbyclient');
       });
       const page = await context.newPage();
-      page.setDefaultTimeout(timeoutMs);
+      // renderOn's own timer is the one bound on a render; playwright's would race it and look like a crash.
+      page.setDefaultTimeout(0);
       stats.pagesOpened++;
       return { browser: b, context, page };
     } catch (err) {
