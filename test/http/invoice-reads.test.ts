@@ -1,0 +1,98 @@
+import assert from 'node:assert/strict';
+import { call, createTestOrg, startTestApp, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
+
+describe('invoice reads: lists, filters, isolation, document integrity', () => {
+  let t: TestApp;
+  let a: TestOrg;
+  let b: TestOrg;
+  let aCustomer: string;
+  let bIssued: { id: string };
+  let bNote: { id: string };
+  const lines = [{ description: 'Vare', quantity: 1, unitPriceOere: 1000 }];
+
+  before(async () => {
+    t = await startTestApp();
+    a = await createTestOrg();
+    b = await createTestOrg();
+    aCustomer = (await call(t.app, 'POST', '/v1/customers', { key: a.apiKey, body: { type: 'person', name: 'A' } })).body.data.id;
+    const bCustomer = (await call(t.app, 'POST', '/v1/customers', { key: b.apiKey, body: { type: 'person', name: 'B' } })).body.data.id;
+    bIssued = (await call(t.app, 'POST', '/v1/invoices?issue=true', { key: b.apiKey, body: { customerId: bCustomer, lines, externalReference: 'b-ref' } })).body.data;
+    bNote = (await call(t.app, 'POST', `/v1/invoices/${bIssued.id}/credit`, { key: b.apiKey, body: { reason: 'x' } })).body.data;
+  });
+  after(() => t.close());
+
+  it('filters by status, customerId and externalReference, newest first, with cursors', async () => {
+    const other = (await call(t.app, 'POST', '/v1/customers', { key: a.apiKey, body: { type: 'person', name: 'Other' } })).body.data.id;
+    const made = [];
+    for (let i = 0; i < 5; i++) {
+      const issue = i % 2 === 0;
+      made.push((await call(t.app, 'POST', `/v1/invoices${issue ? '?issue=true' : ''}`, {
+        key: a.apiKey,
+        body: { customerId: i === 4 ? other : aCustomer, lines, externalReference: `ref-${i}` },
+      })).body.data);
+    }
+    const ids = async (q: string) => (await call(t.app, 'GET', `/v1/invoices?${q}`, { key: a.apiKey })).body.data.map((i: { id: string }) => i.id);
+    assert.deepEqual(await ids('status=issued'), [made[4].id, made[2].id, made[0].id]);
+    assert.deepEqual(await ids('status=draft'), [made[3].id, made[1].id]);
+    assert.deepEqual(await ids(`customerId=${other}`), [made[4].id]);
+    assert.deepEqual(await ids('externalReference=ref-3'), [made[3].id]);
+    assert.deepEqual(await ids('status=paid'), []);
+    const p1 = await call(t.app, 'GET', '/v1/invoices?limit=2', { key: a.apiKey });
+    const p2 = await call(t.app, 'GET', `/v1/invoices?limit=2&cursor=${p1.body.meta.nextCursor}`, { key: a.apiKey });
+    const p3 = await call(t.app, 'GET', `/v1/invoices?limit=2&cursor=${p2.body.meta.nextCursor}`, { key: a.apiKey });
+    assert.deepEqual([...p1.body.data, ...p2.body.data, ...p3.body.data].map((i: { id: string }) => i.id), [...made].reverse().map((i) => i.id));
+    assert.equal(p3.body.meta.nextCursor, null);
+    const bad = await call(t.app, 'GET', `/v1/invoices?status=issued&cursor=${p1.body.meta.nextCursor}`, { key: a.apiKey });
+    assert.equal(bad.body.error.code, 'invalid_cursor');
+    assert.equal((await call(t.app, 'GET', '/v1/invoices?status=void', { key: a.apiKey })).status, 400);
+  });
+
+  it('another organisation’s invoice or credit note answers exactly like an unknown id on every route', async () => {
+    const unknown = '0190a8a0-0000-7000-8000-00000000abcd';
+    const routes: [string, string, unknown][] = [
+      ['GET', '/v1/invoices/ID', undefined],
+      ['PUT', '/v1/invoices/ID', { customerId: aCustomer, lines }],
+      ['DELETE', '/v1/invoices/ID', undefined],
+      ['POST', '/v1/invoices/ID/issue', undefined],
+      ['POST', '/v1/invoices/ID/send', undefined],
+      ['GET', '/v1/invoices/ID/pdf', undefined],
+      ['GET', '/v1/invoices/ID/timeline', undefined],
+      ['POST', '/v1/invoices/ID/credit', { reason: 'x' }],
+    ];
+    for (const [method, url, body] of routes) {
+      const foreign = await call(t.app, method, url.replace('ID', bIssued.id), { key: a.apiKey, body });
+      const missing = await call(t.app, method, url.replace('ID', unknown), { key: a.apiKey, body });
+      assert.equal(foreign.status, 404, `${method} ${url}`);
+      assert.deepEqual({ ...foreign.body.error, requestId: 0 }, { ...missing.body.error, requestId: 0 }, `${method} ${url}`);
+      assert.equal(foreign.body.error.code, 'invoice_not_found');
+    }
+    for (const url of ['/v1/creditnotes/ID', '/v1/creditnotes/ID/pdf']) {
+      const foreign = await call(t.app, 'GET', url.replace('ID', bNote.id), { key: a.apiKey });
+      assert.equal(foreign.status, 404);
+      assert.equal(foreign.body.error.code, 'credit_note_not_found');
+    }
+    // An invoice id is not a credit note id, and the other way round.
+    assert.equal((await call(t.app, 'GET', `/v1/creditnotes/${bIssued.id}`, { key: b.apiKey })).body.error.code, 'credit_note_not_found');
+    assert.equal((await call(t.app, 'GET', `/v1/invoices/${bNote.id}`, { key: b.apiKey })).body.error.code, 'invoice_not_found');
+    assert.deepEqual((await call(t.app, 'GET', '/v1/invoices', { key: a.apiKey })).body.data.filter((i: { id: string }) => i.id === bIssued.id), []);
+    assert.deepEqual((await call(t.app, 'GET', '/v1/creditnotes', { key: a.apiKey })).body.data, []);
+    const [row] = await testDb().db.sql<{ status: string }[]>`SELECT status FROM invoices WHERE id = ${bIssued.id}`;
+    assert.equal(row!.status, 'issued');
+  });
+
+  it('a stored PDF that no longer matches its hash is never served: 500 and an alert in the log', async () => {
+    const inv = (await call(t.app, 'POST', '/v1/invoices?issue=true', { key: a.apiKey, body: { customerId: aCustomer, lines } })).body.data;
+    const { sql } = testDb().db;
+    // The store refuses UPDATE; a corrupted copy can only appear by pointing the invoice at other bytes' row with a
+    // forged hash, which is what a damaged disk or a restored wrong backup amounts to.
+    const forged = Buffer.alloc(32, 0xab);
+    await sql`INSERT INTO documents (sha256, organization_id, content_type, size_bytes, content)
+              VALUES (${forged}, ${a.organizationId}, 'application/pdf', 5, ${Buffer.from('%PDF-')})`;
+    await sql`UPDATE invoices SET document_sha256 = ${forged} WHERE id = ${inv.id}`;
+    const res = await call(t.app, 'GET', `/v1/invoices/${inv.id}/pdf`, { key: a.apiKey });
+    assert.equal(res.status, 500);
+    assert.equal(res.body.error.code, 'internal_error');
+    assert.ok(!res.raw.includes('%PDF'));
+    assert.match(t.logs(), /ALERT: stored document failed its integrity check/);
+  });
+});
