@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { call, createTestOrg, startTestApp, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
+
+/** Every error code of the invoice routes, provoked through HTTP, with nothing written when it is refused. */
+describe('invoice errors', () => {
+  let t: TestApp;
+  let org: TestOrg;
+  let customerId: string;
+  const line = { description: 'Vare', quantity: 1, unitPriceOere: 1000 };
+
+  before(async () => {
+    t = await startTestApp();
+    org = await createTestOrg();
+    customerId = (await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: { type: 'person', name: 'P' } })).body.data.id;
+  });
+  after(() => t.close());
+
+  const count = async () => (await testDb().db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM invoices WHERE organization_id = ${org.organizationId}`)[0]!.n;
+
+  const business: [string, Record<string, unknown>, string, string][] = [
+    ['VAT rate over 100 %', { ...line, vatRateBps: 10001 }, 'invalid_vat_rate', '/lines/0/vatRateBps'],
+    ['negative VAT rate', { ...line, vatRateBps: -2500 }, 'invalid_vat_rate', '/lines/0/vatRateBps'],
+    ['0 % without a reason', { ...line, vatRateBps: 0 }, 'vat_exemption_reason_required', '/lines/0/vatExemptionReason'],
+    ['a reason with 25 %', { ...line, vatExemptionReason: 'EKSPORT' }, 'vat_exemption_reason_not_allowed', '/lines/0/vatExemptionReason'],
+    ['a percent discount over 100', { ...line, discount: { type: 'percent', value: 101 } }, 'invalid_discount', '/lines/0/discount/value'],
+    ['an amount discount over the line', { ...line, discount: { type: 'amount', value: 1001 } }, 'invalid_discount', '/lines/0/discount/value'],
+    ['a total beyond exact integers', { ...line, quantity: 999999, unitPriceOere: 100_000_000_000 }, 'amount_out_of_range', '/lines/0/unitPriceOere'],
+  ];
+  for (const [what, l, code, path] of business) {
+    it(`422 ${code} for ${what}, nothing written`, async () => {
+      const before = await count();
+      const res = await call(t.app, 'POST', '/v1/invoices', { key: org.apiKey, body: { customerId, lines: [line, l].slice(1) } });
+      assert.equal(res.status, 422);
+      assert.equal(res.body.error.code, code);
+      assert.equal(res.body.error.details[0].path, path);
+      assert.equal(await count(), before);
+    });
+  }
+
+  const invalid: [string, Record<string, unknown>, string][] = [
+    ['no lines', { customerId, lines: [] }, '/lines'],
+    ['101 lines', { customerId, lines: Array(101).fill(line) }, '/lines'],
+    ['quantity 0', { customerId, lines: [{ ...line, quantity: 0 }] }, '/lines/0/quantity'],
+    ['quantity over 999999', { customerId, lines: [{ ...line, quantity: 1000000 }] }, '/lines/0/quantity'],
+    ['negative price', { customerId, lines: [{ ...line, unitPriceOere: -1 }] }, '/lines/0/unitPriceOere'],
+    ['price over the bound', { customerId, lines: [{ ...line, unitPriceOere: 100_000_000_001 }] }, '/lines/0/unitPriceOere'],
+    ['fractional price', { customerId, lines: [{ ...line, unitPriceOere: 10.5 }] }, '/lines/0/unitPriceOere'],
+    ['empty description', { customerId, lines: [{ ...line, description: '' }] }, '/lines/0/description'],
+    ['description of 501', { customerId, lines: [{ ...line, description: 'd'.repeat(501) }] }, '/lines/0/description'],
+    ['unit of 21', { customerId, lines: [{ ...line, unit: 'u'.repeat(21) }] }, '/lines/0/unit'],
+    ['accountId of 101', { customerId, lines: [{ ...line, accountId: 'a'.repeat(101) }] }, '/lines/0/accountId'],
+    ['unknown discount type', { customerId, lines: [{ ...line, discount: { type: 'free', value: 1 } }] }, '/lines/0/discount/type'],
+    ['negative discount', { customerId, lines: [{ ...line, discount: { type: 'amount', value: -1 } }] }, '/lines/0/discount/value'],
+    ['an impossible due date', { customerId, lines: [line], dueDate: '2026-02-30' }, '/dueDate'],
+    ['payment terms of 366', { customerId, lines: [line], paymentTermsDays: 366 }, '/paymentTermsDays'],
+    ['heading of 61', { customerId, lines: [line], heading: 'h'.repeat(61) }, '/heading'],
+    ['message of 2001', { customerId, lines: [line], message: 'm'.repeat(2001) }, '/message'],
+    ['customerReference of 141', { customerId, lines: [line], customerReference: 'r'.repeat(141) }, '/customerReference'],
+    ['senderReference of 141', { customerId, lines: [line], senderReference: 'r'.repeat(141) }, '/senderReference'],
+    ['empty externalReference', { customerId, lines: [line], externalReference: '' }, '/externalReference'],
+    ['customerId not a UUID', { customerId: 'abc', lines: [line] }, '/customerId'],
+    ['an unknown property', { customerId, lines: [line], status: 'issued' }, '/status'],
+    ['an unknown line property', { customerId, lines: [{ ...line, netOere: 5 }] }, '/lines/0/netOere'],
+  ];
+  for (const [what, body, path] of invalid) {
+    it(`400 validation_failed for ${what}`, async () => {
+      const res = await call(t.app, 'POST', '/v1/invoices', { key: org.apiKey, body });
+      assert.equal(res.status, 400);
+      assert.equal(res.body.error.code, 'validation_failed');
+      assert.ok(res.body.error.details.some((d: { path: string }) => d.path === path), JSON.stringify(res.body.error.details));
+    });
+  }
+
+  it('422 invalid_due_date when the due date is before the issue date, and the draft stays a draft', async () => {
+    const draft = (await call(t.app, 'POST', '/v1/invoices', { key: org.apiKey, body: { customerId, lines: [line] } })).body.data;
+    const res = await call(t.app, 'POST', `/v1/invoices/${draft.id}/issue`, { key: org.apiKey, body: { issueDate: '2026-03-10', dueDate: '2026-03-09' } });
+    assert.equal(res.status, 422);
+    assert.equal(res.body.error.code, 'invalid_due_date');
+    const ok = await call(t.app, 'POST', `/v1/invoices/${draft.id}/issue`, { key: org.apiKey, body: { issueDate: '2026-03-10', dueDate: '2026-03-10' } });
+    assert.equal(ok.status, 200);
+    assert.deepEqual([ok.body.data.issueDate, ok.body.data.dueDate], ['2026-03-10', '2026-03-10']);
+  });
+
+  it('422 invoice_not_creditable for a draft; 400 for a reason outside 1..500', async () => {
+    const draft = (await call(t.app, 'POST', '/v1/invoices', { key: org.apiKey, body: { customerId, lines: [line] } })).body.data;
+    const res = await call(t.app, 'POST', `/v1/invoices/${draft.id}/credit`, { key: org.apiKey, body: { reason: 'x' } });
+    assert.equal(res.status, 422);
+    assert.equal(res.body.error.code, 'invoice_not_creditable');
+    for (const body of [{}, { reason: '' }, { reason: 'r'.repeat(501) }]) {
+      assert.equal((await call(t.app, 'POST', `/v1/invoices/${draft.id}/credit`, { key: org.apiKey, body })).status, 400);
+    }
+  });
+
+  it('the issue and send query flags are part of the idempotency fingerprint', async () => {
+    const key = `flags-${Date.now()}`;
+    const body = { customerId, lines: [line] };
+    assert.equal((await call(t.app, 'POST', '/v1/invoices', { key: org.apiKey, body, idempotencyKey: key })).status, 201);
+    const withFlag = await call(t.app, 'POST', '/v1/invoices?issue=true', { key: org.apiKey, body, idempotencyKey: key });
+    assert.equal(withFlag.status, 409);
+    assert.equal(withFlag.body.error.code, 'idempotency_conflict');
+  });
+});
