@@ -44,6 +44,7 @@ export const ErrorStatus = {
   invoice_not_issued: 422,
   invoice_not_creditable: 422,
   customer_email_missing: 422,
+  credit_note_not_sendable: 422,
   rate_limited: 429,
   internal_error: 500,
   service_unavailable: 503,

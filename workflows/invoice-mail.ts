@@ -7,8 +7,12 @@ import * as restate from '@restatedev/restate-sdk';
  */
 export const INVOICE_MAIL = 'InvoiceMail';
 
+/** The mail step's journaled result: opaque to the workflow, handed to the recording step as it is. */
+export type MailAttemptResult = { kind: string } & Record<string, unknown>;
+
 export interface InvoiceMailActivities {
-  deliverInvoiceMail(invoiceId: string): Promise<{ status: string; code?: string }>;
+  mailInvoice(invoiceId: string): Promise<MailAttemptResult>;
+  recordInvoiceMail(invoiceId: string, attempt: MailAttemptResult): Promise<{ status: string; code?: string }>;
   markInvoiceMailUndeliverable(invoiceId: string, reason: string): Promise<{ status: string; code?: string }>;
 }
 
@@ -17,8 +21,11 @@ export function createInvoiceMail(activities: InvoiceMailActivities) {
     name: INVOICE_MAIL,
     handlers: {
       deliver: async (ctx: restate.ObjectContext): Promise<{ status: string; code?: string }> => {
+        let attempt: MailAttemptResult;
         try {
-          return await ctx.run('deliver', () => activities.deliverInvoiceMail(ctx.key), {
+          // Mailing and recording are separate steps: once the mail server has taken the mail, that fact is in the
+          // journal, and a failure while recording it retries the recording only, never the mail.
+          attempt = await ctx.run('mail', () => activities.mailInvoice(ctx.key), {
             initialRetryInterval: { seconds: 5 },
             retryIntervalFactor: 2,
             maxRetryInterval: { minutes: 10 },
@@ -28,6 +35,7 @@ export function createInvoiceMail(activities: InvoiceMailActivities) {
           if (!(err instanceof restate.TerminalError)) throw err;
           return ctx.run('give-up', () => activities.markInvoiceMailUndeliverable(ctx.key, err.message));
         }
+        return ctx.run('record', () => activities.recordInvoiceMail(ctx.key, attempt));
       },
     },
   });

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import * as restate from '@restatedev/restate-sdk';
 import * as clients from '@restatedev/restate-sdk-clients';
 import { purgeIdempotencyKeys } from '../activities/purge-idempotency.ts';
-import { deliverInvoiceMail, recordFailure, type InvoiceMailDeps } from '../activities/invoices/deliver-invoice-mail.ts';
+import { mailInvoice, recordFailure, recordInvoiceMail, type InvoiceMailDeps, type MailAttempt } from '../activities/invoices/deliver-invoice-mail.ts';
 import { createMailer } from '../activities/mail/create-mailer.ts';
 import { createPostgresDocumentStore } from '../services/documents/postgres-document-store.ts';
 import { trackingToken } from '../services/invoices/tracking-token.ts';
@@ -49,7 +49,8 @@ export function createActivities(
   };
   return {
     purgeIdempotencyKeys: () => db.read((sql) => purgeIdempotencyKeys(sql, config.idempotencyRetentionDays)),
-    deliverInvoiceMail: (invoiceId) => deliverInvoiceMail(mail, invoiceId),
+    mailInvoice: (invoiceId) => mailInvoice(mail, invoiceId),
+    recordInvoiceMail: (invoiceId, attempt) => recordInvoiceMail(mail, invoiceId, attempt as MailAttempt),
     markInvoiceMailUndeliverable: async (invoiceId, reason) => {
       const [send] = await db.read((sql) => sql<{ organization_id: string }[]>`SELECT organization_id FROM invoice_sends WHERE invoice_id = ${invoiceId}`);
       if (!send) return { status: 'unknown' };

@@ -19,30 +19,33 @@ export interface InvoiceMailDeps {
 
 export type DeliveryOutcome = { status: 'sent' | 'delivered' | 'failed' | 'unknown'; code?: string };
 
+/** What one mail step did; Restate journals it, so recording it again after a crash never mails again. */
+export type MailAttempt =
+  | { kind: 'settled'; outcome: DeliveryOutcome }
+  | { kind: 'mailed'; messageId: string; accepted: boolean; response: string; number: number; externalReference: string | null }
+  | { kind: 'refused'; code: string; reason: string; smtpCode?: number };
+
 /**
- * Mails an issued invoice whose send is queued, with its locked PDF attached, and records what happened.
- *
- * At-least-once safe: the send row decides. Only a queued send is mailed; the same Message-ID goes with every
- * attempt; the outcome is written with a guarded update (status = 'queued'), so a repeated run changes nothing.
- * A transient failure is counted and rethrown for the workflow to retry; a permanent one is recorded as send_failed.
+ * Step 1: mails an issued invoice whose send is queued, with its locked PDF attached. Writes nothing but the attempt
+ * counter: what happened is recorded by step 2 from this step's journaled result, so a failure while recording
+ * cannot cause a second mail. A transient failure is counted and rethrown for the workflow to retry.
  */
-export async function deliverInvoiceMail(deps: InvoiceMailDeps, invoiceId: string): Promise<DeliveryOutcome> {
+export async function mailInvoice(deps: InvoiceMailDeps, invoiceId: string): Promise<MailAttempt> {
   const prepared = await deps.db.read(async (sql) => {
     const [send] = await sql<{ organization_id: string; status: 'queued' | 'sent' | 'delivered' | 'failed'; failure_code: string | null; message_id: string }[]>`
       SELECT organization_id, status, failure_code, message_id FROM invoice_sends WHERE invoice_id = ${invoiceId}`;
-    if (!send) return { done: { status: 'unknown' } satisfies DeliveryOutcome };
-    if (send.status !== 'queued') return { done: { status: send.status, ...(send.failure_code ? { code: send.failure_code } : {}) } satisfies DeliveryOutcome };
-    const org = send.organization_id;
-    const loaded = await loadDocumentView(sql, deps.keyring, org, invoiceId);
-    if (!loaded) return { done: { status: 'unknown' } satisfies DeliveryOutcome };
-    const doc = await deps.documents.get(sql, org, loaded.documentSha256);
-    return { done: undefined, send, loaded, pdf: doc!.bytes };
+    if (!send) return { settled: { status: 'unknown' } satisfies DeliveryOutcome };
+    if (send.status !== 'queued') {
+      return { settled: { status: send.status, ...(send.failure_code ? { code: send.failure_code } : {}) } satisfies DeliveryOutcome };
+    }
+    const loaded = await loadDocumentView(sql, deps.keyring, send.organization_id, invoiceId);
+    if (!loaded) return { settled: { status: 'unknown' } satisfies DeliveryOutcome };
+    const doc = await deps.documents.get(sql, send.organization_id, loaded.documentSha256);
+    return { settled: undefined, send, loaded, pdf: doc!.bytes };
   });
-  if (prepared.done) return prepared.done;
+  if (prepared.settled) return { kind: 'settled', outcome: prepared.settled };
   const { send, loaded, pdf } = prepared;
-  const org = send.organization_id;
-  if (!loaded.buyerEmail) return recordFailure(deps, org, invoiceId, 'customer_email_missing', 'the customer has no e-mail address');
-
+  if (!loaded.buyerEmail) return { kind: 'refused', code: 'customer_email_missing', reason: 'the customer has no e-mail address' };
   const mail = composeInvoiceMail({
     view: loaded.view,
     seller: { name: loaded.view.seller.name, email: loaded.view.seller.email },
@@ -50,37 +53,56 @@ export async function deliverInvoiceMail(deps: InvoiceMailDeps, invoiceId: strin
     to: loaded.buyerEmail,
     pdf,
     messageId: send.message_id,
-    trackingPixelUrl: deps.trackingPixelUrl(org, invoiceId),
+    trackingPixelUrl: deps.trackingPixelUrl(send.organization_id, invoiceId),
     paymentUrl: null,
   });
-  let receipt;
   try {
-    receipt = await deps.mailer.send(mail);
+    const receipt = await deps.mailer.send(mail);
+    return {
+      kind: 'mailed',
+      messageId: receipt.messageId,
+      accepted: receipt.accepted,
+      response: receipt.response.slice(0, 200),
+      number: loaded.view.number,
+      externalReference: loaded.externalReference,
+    };
   } catch (err) {
     if (err instanceof MailDeliveryError && err.permanent) {
-      return recordFailure(deps, org, invoiceId, 'mail_rejected', err.message, err.smtpCode);
+      return { kind: 'refused', code: 'mail_rejected', reason: err.message, ...(err.smtpCode ? { smtpCode: err.smtpCode } : {}) };
     }
     await deps.db.tx((tx) => tx`
       UPDATE invoice_sends SET attempts = attempts + 1, last_error = ${String((err as Error).message).slice(0, 500)}
       WHERE invoice_id = ${invoiceId} AND status = 'queued'`);
     throw err;
   }
-  const status = receipt.accepted ? 'delivered' : 'sent';
+}
+
+/**
+ * Step 2: records what step 1 did, guarded by status = 'queued' so that running it twice changes nothing: the send
+ * row, the invoice's sentAt, the timeline (sent, delivered, send_failed) and the invoice.sent event, in one transaction.
+ */
+export async function recordInvoiceMail(deps: Pick<InvoiceMailDeps, 'db'>, invoiceId: string, attempt: MailAttempt): Promise<DeliveryOutcome> {
+  if (attempt.kind === 'settled') return attempt.outcome;
+  const [send] = await deps.db.read((sql) => sql<{ organization_id: string }[]>`SELECT organization_id FROM invoice_sends WHERE invoice_id = ${invoiceId}`);
+  if (!send) return { status: 'unknown' };
+  const org = send.organization_id;
+  if (attempt.kind === 'refused') return recordFailure(deps, org, invoiceId, attempt.code, attempt.reason, attempt.smtpCode);
+  const status = attempt.accepted ? 'delivered' : 'sent';
   await deps.db.tx(async (tx) => {
+    await tx`SELECT 1 FROM invoices WHERE organization_id = ${org} AND id = ${invoiceId} FOR UPDATE`;
     const [updated] = await tx`
       UPDATE invoice_sends SET status = ${status}, sent_at = now(), attempts = attempts + 1, last_error = NULL
-      WHERE invoice_id = ${invoiceId} AND status = 'queued' RETURNING 1`;
+      WHERE organization_id = ${org} AND invoice_id = ${invoiceId} AND status = 'queued' RETURNING 1`;
     if (!updated) return;
-    await tx`SELECT 1 FROM invoices WHERE organization_id = ${org} AND id = ${invoiceId} FOR UPDATE`;
     await tx`UPDATE invoices SET sent_at = now(), updated_at = now() WHERE organization_id = ${org} AND id = ${invoiceId}`;
-    await recordTimeline(tx, org, invoiceId, 'sent', { messageId: receipt.messageId });
-    if (receipt.accepted) await recordTimeline(tx, org, invoiceId, 'delivered', { response: receipt.response.slice(0, 200) });
+    await recordTimeline(tx, org, invoiceId, 'sent', { messageId: attempt.messageId });
+    if (attempt.accepted) await recordTimeline(tx, org, invoiceId, 'delivered', { response: attempt.response });
     await recordEvent(tx, {
       organizationId: org,
       type: 'invoice.sent',
       family: 'invoice',
       entityId: invoiceId,
-      data: { invoiceId, number: loaded.view.number, channel: 'email', externalReference: loaded.externalReference },
+      data: { invoiceId, number: attempt.number, channel: 'email', externalReference: attempt.externalReference },
     });
   });
   return { status };

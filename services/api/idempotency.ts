@@ -130,7 +130,7 @@ export async function mutate(
     if ('stored' in outcome) return replay(keyring, req, reply, hash, outcome.stored);
     const { result, body } = outcome;
     if (result.afterCommit) {
-      await result.afterCommit().catch((err: unknown) => req.log.error({ err }, 'post-commit hand-off failed; the sweep will retry it'));
+      await result.afterCommit().catch((err: unknown) => req.log.error({ err }, 'post-commit hand-off failed; the effect is committed and the hand-off is retried by repeating the request'));
     }
     if (result.location) reply.header('Location', result.location);
     reply.code(result.status);

@@ -15,6 +15,9 @@ export async function findOrCreateCustomer(
   organizationId: string,
   input: CustomerCreate,
 ): Promise<{ id: string; created: boolean }> {
+  // Two concurrent requests naming the same new customer must not both create it: inline creation is one at a time
+  // per organisation (for the rest of the caller's transaction).
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`inline-customer:${organizationId}`}, 0))`;
   const probes = [
     input.externalReference ? sql`external_reference = ${input.externalReference}` : null,
     input.cvr ? sql`cvr = ${input.cvr}` : null,

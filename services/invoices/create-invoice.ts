@@ -38,7 +38,7 @@ export async function createInvoice(sql: Queryable, keyring: Keyring, organizati
   const totals = await writeLines(sql, id, input.lines);
   await sql`
     UPDATE invoices SET net_oere = ${totals.netOere}, vat_oere = ${totals.vatOere}, gross_oere = ${totals.grossOere}
-    WHERE id = ${id}`;
+    WHERE organization_id = ${organizationId} AND id = ${id}`;
   await recordTimeline(sql, organizationId, id, 'created');
   return getInvoiceOrThrow(sql, organizationId, id);
 }

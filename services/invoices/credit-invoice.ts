@@ -22,8 +22,9 @@ export async function creditInvoice(
   invoiceId: string,
   reason: string,
 ): Promise<Invoice> {
-  const original = await findInvoiceRow(sql, organizationId, invoiceId, { type: 'invoice', lock: true });
+  const original = await findInvoiceRow(sql, organizationId, invoiceId, { lock: true });
   if (!original) throw notFound('invoice_not_found', 'invoice');
+  if (original.type === 'creditNote') throw notCreditable('A credit note cannot be credited.');
   if (original.status === 'draft' || original.status === 'issuing') throw notCreditable('Only an issued invoice can be credited.');
   if (original.status === 'collections') throw notCreditable('An invoice handed over to debt collection cannot be credited.');
   if (original.credited_oere > 0) throw notCreditable('This invoice has already been credited.');
@@ -43,6 +44,9 @@ export async function creditInvoice(
   const pdf = await deps.pdf.renderInvoice(view);
   const doc = await deps.documents.put(sql, { organizationId, contentType: 'application/pdf', bytes: pdf });
   const id = uuidv7();
+  // The database clock, like every other timestamp of the invoice.
+  const [clock] = await sql<{ now: Date }[]>`SELECT now()`;
+  const issuedAt = clock!.now;
   await sql`
     INSERT INTO invoices ${sql({
       id,
@@ -68,7 +72,7 @@ export async function creditInvoice(
       seller_snapshot: view.seller,
       buyer_snapshot: view.buyer,
       document_sha256: doc.sha256,
-      issued_at: new Date(),
+      issued_at: issuedAt,
     } as Record<string, unknown>)}`;
   await sql`
     INSERT INTO invoice_lines (invoice_id, position, description, quantity, unit_price_oere, vat_rate_bps, vat_exemption_reason,
@@ -76,7 +80,7 @@ export async function creditInvoice(
     SELECT ${id}, position, description, quantity, unit_price_oere, vat_rate_bps, vat_exemption_reason,
       discount_type, discount_value, discount_oere, account_id, unit, product_id, net_oere, vat_oere, gross_oere
     FROM invoice_lines WHERE invoice_id = ${invoiceId}`;
-  await sql`UPDATE invoices SET updated_at = now() WHERE id = ${invoiceId}`;
+  await sql`UPDATE invoices SET updated_at = now() WHERE organization_id = ${organizationId} AND id = ${invoiceId}`;
   await recordEvent(sql, {
     organizationId,
     type: 'invoice.credited',

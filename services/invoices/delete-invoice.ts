@@ -5,8 +5,8 @@ import { notEditable } from './replace-invoice.ts';
 
 /** Removes a draft with its lines and timeline. Issued invoices are never deleted. */
 export async function deleteInvoice(sql: Queryable, organizationId: string, id: string): Promise<void> {
-  const row = await findInvoiceRow(sql, organizationId, id, { type: 'invoice', lock: true });
+  const row = await findInvoiceRow(sql, organizationId, id, { lock: true });
   if (!row) throw notFound('invoice_not_found', 'invoice');
-  if (row.status !== 'draft') throw notEditable();
+  if (row.status !== 'draft' || row.type !== 'invoice') throw notEditable();
   await sql`DELETE FROM invoices WHERE organization_id = ${organizationId} AND id = ${id} AND status = 'draft'`;
 }

@@ -14,7 +14,8 @@ export async function getInvoiceDocument(
   id: string,
   type: 'invoice' | 'creditNote',
 ): Promise<{ bytes: Buffer; sha256: string; number: number }> {
-  const row = await findInvoiceRow(sql, organizationId, id, { type });
+  // /v1/invoices/{id}/pdf serves credit notes too (one store); /v1/creditnotes/{id}/pdf only credit notes.
+  const row = await findInvoiceRow(sql, organizationId, id, type === 'creditNote' ? { type } : {});
   if (!row) throw type === 'invoice' ? notFound('invoice_not_found', 'invoice') : notFound('credit_note_not_found', 'credit note');
   if (row.status === 'draft' || row.status === 'issuing' || !row.document_sha256) {
     throw new DomainError('invoice_not_issued', 'A draft has no PDF yet; issue the invoice first.');

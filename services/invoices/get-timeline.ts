@@ -10,7 +10,7 @@ export interface TimelineItem {
 
 /** The invoice's timeline in the order things happened (decisions.md: items are {code, at, data}). */
 export async function getTimeline(sql: Queryable, organizationId: string, id: string): Promise<TimelineItem[]> {
-  const row = await findInvoiceRow(sql, organizationId, id, { type: 'invoice' });
+  const row = await findInvoiceRow(sql, organizationId, id);
   if (!row) throw notFound('invoice_not_found', 'invoice');
   const items = await sql<{ code: string; at: Date; data: Record<string, unknown> }[]>`
     SELECT code, at, data FROM invoice_timeline

@@ -32,6 +32,7 @@ export interface InvoiceRow {
   updated_at: Date;
   issued_at: Date | null;
   sent_at: Date | null;
+  lines: LineRow[];
 }
 
 export interface LineRow {
@@ -64,14 +65,24 @@ export const invoiceSelect = (sql: Queryable) => sql`
             WHERE c.organization_id = i.organization_id AND c.credits_invoice_id = i.id AND c.status <> 'issuing'), 0)::bigint AS credited_oere,
   0::bigint AS reminder_fee_oere,
   i.customer_reference, i.sender_reference, i.message, i.heading, i.external_reference, i.metadata,
-  i.credits_invoice_id, i.document_sha256, i.created_at, i.updated_at, i.issued_at, i.sent_at`;
+  i.credits_invoice_id, i.document_sha256, i.created_at, i.updated_at, i.issued_at, i.sent_at,
+  -- Lines in the same statement as the header, so a reader never pairs a header with another version's lines.
+  (SELECT coalesce(json_agg(json_build_object(
+            'invoice_id', l.invoice_id, 'position', l.position, 'description', l.description, 'quantity', l.quantity::text,
+            'unit_price_oere', l.unit_price_oere, 'vat_rate_bps', l.vat_rate_bps, 'vat_exemption_reason', l.vat_exemption_reason,
+            'discount_type', l.discount_type, 'discount_value', l.discount_value, 'discount_oere', l.discount_oere,
+            'account_id', l.account_id, 'unit', l.unit, 'net_oere', l.net_oere, 'vat_oere', l.vat_oere, 'gross_oere', l.gross_oere)
+          ORDER BY l.position), '[]'::json)
+   FROM invoice_lines l WHERE l.invoice_id = i.id) AS lines`;
 
 export const LINE_COLUMNS = [
   'invoice_id', 'position', 'description', 'quantity', 'unit_price_oere', 'vat_rate_bps', 'vat_exemption_reason',
   'discount_type', 'discount_value', 'discount_oere', 'account_id', 'unit', 'net_oere', 'vat_oere', 'gross_oere',
 ] as const;
 
-export function toInvoice(r: InvoiceRow, lines: LineRow[]): Invoice {
+export function toInvoice(r: InvoiceRow, lines: LineRow[] = r.lines): Invoice {
+  // A credit note is not payable: it is wholly "credited" by its own nature, so the balance formula gives 0.
+  const credited = r.type === 'creditNote' ? r.gross_oere : r.credited_oere;
   // While its PDF is being rendered an invoice is not yet issued for any reader: it shows as a (locked) draft.
   const issuing = r.status === 'issuing';
   return {
@@ -101,10 +112,9 @@ export function toInvoice(r: InvoiceRow, lines: LineRow[]): Invoice {
     vatOere: r.vat_oere,
     grossOere: r.gross_oere,
     paidOere: r.paid_oere,
-    creditedOere: r.credited_oere,
+    creditedOere: credited,
     reminderFeeOere: r.reminder_fee_oere,
-    // A credit note is not payable: its amounts say what it credits, its balance is 0.
-    balanceOere: r.type === 'creditNote' ? 0 : r.gross_oere + r.reminder_fee_oere - r.paid_oere - r.credited_oere,
+    balanceOere: r.gross_oere + r.reminder_fee_oere - r.paid_oere - credited,
     customerReference: r.customer_reference,
     senderReference: r.sender_reference,
     message: r.message,
@@ -155,10 +165,10 @@ export async function getInvoiceOrThrow(
   id: string,
   type: 'invoice' | 'creditNote' = 'invoice',
 ): Promise<Invoice> {
-  const row = await findInvoiceRow(sql, organizationId, id, { type });
+  // /v1/invoices/{id} reads credit notes too (they share the store and the series); /v1/creditnotes/{id} only those.
+  const row = await findInvoiceRow(sql, organizationId, id, type === 'creditNote' ? { type } : {});
   if (!row) throw type === 'invoice' ? notFound('invoice_not_found', 'invoice') : notFound('credit_note_not_found', 'credit note');
-  const lines = await loadLines(sql, [row.id]);
-  return toInvoice(row, lines.get(row.id) ?? []);
+  return toInvoice(row);
 }
 
 /** Computes and writes a draft's lines; returns the header totals. */
@@ -184,6 +194,7 @@ export async function writeLines(sql: Queryable, invoiceId: string, lines: Invoi
       gross_oere: a.grossOere,
     };
   });
+  // invoiceId comes from a read scoped to the organisation and locked by the caller.
   await sql`DELETE FROM invoice_lines WHERE invoice_id = ${invoiceId}`;
   await sql`INSERT INTO invoice_lines ${sql(rows as Record<string, unknown>[])}`;
   return totals;

@@ -97,16 +97,17 @@ export async function issueInvoice(
   id: string,
   body: IssueBody,
 ): Promise<Invoice> {
-  const row = await findInvoiceRow(sql, organizationId, id, { type: 'invoice', lock: true });
+  const row = await findInvoiceRow(sql, organizationId, id, { lock: true });
   if (!row) throw notFound('invoice_not_found', 'invoice');
-  if (row.status !== 'draft') throw notEditable();
+  if (row.status !== 'draft' || row.type !== 'invoice') throw notEditable();
   const seller = await loadSeller(sql, organizationId);
   const buyer = await loadBuyer(sql, deps.keyring, organizationId, row.customer_id);
   const issueDate = body.issueDate ?? (await deps.clock.today(organizationId));
   const dueDate = body.dueDate ?? row.due_date ?? addDays(issueDate, row.payment_terms_days ?? seller.defaultPaymentTermsDays);
-  if (dueDate < issueDate) {
-    throw new DomainError('invalid_due_date', 'The due date cannot be before the issue date.', {
-      details: [{ path: '/dueDate', message: `must be on or after ${issueDate}` }],
+  // A due date in the past is allowed (an invoice issued late is overdue at once); one past year 9999 is not.
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(dueDate)) {
+    throw new DomainError('invalid_due_date', 'The due date would fall after the year 9999.', {
+      details: [{ path: '/dueDate', message: 'must be a date up to 9999-12-31' }],
     });
   }
   const lines = (await loadLines(sql, [id])).get(id) ?? [];

@@ -2,7 +2,7 @@ import type { Invoice, InvoiceListQuery } from '../../contracts/invoices.ts';
 import type { Keyring } from '../shared/crypto.ts';
 import type { Queryable } from '../shared/db.ts';
 import { decodeCursor, encodeCursor, page, type CursorScope } from '../shared/cursor.ts';
-import { invoiceSelect, loadLines, toInvoice, type InvoiceRow } from './invoice-queries.ts';
+import { invoiceSelect, toInvoice, type InvoiceRow } from './invoice-queries.ts';
 
 /**
  * Newest first, keyset on the time-ordered id. `status=draft` includes invoices whose issue is being finished
@@ -33,6 +33,5 @@ export async function listInvoices(
     ORDER BY i.id DESC
     LIMIT ${limit + 1}`;
   const { items, nextCursor } = page(rows, limit, (last) => encodeCursor(keyring, scope, [last.id]));
-  const lines = await loadLines(sql, items.map((r) => r.id));
-  return { items: items.map((r) => toInvoice(r, lines.get(r.id) ?? [])), nextCursor };
+  return { items: items.map((r) => toInvoice(r)), nextCursor };
 }

@@ -9,9 +9,9 @@ export const notEditable = () =>
 
 /** PUT: replaces a draft as a whole (every omitted optional field becomes null) and recalculates its lines. */
 export async function replaceInvoice(sql: Queryable, organizationId: string, id: string, input: InvoiceReplace): Promise<Invoice> {
-  const row = await findInvoiceRow(sql, organizationId, id, { type: 'invoice', lock: true });
+  const row = await findInvoiceRow(sql, organizationId, id, { lock: true });
   if (!row) throw notFound('invoice_not_found', 'invoice');
-  if (row.status !== 'draft') throw notEditable();
+  if (row.status !== 'draft' || row.type !== 'invoice') throw notEditable();
   await assertCustomerExists(sql, organizationId, input.customerId);
   const totals = await writeLines(sql, id, input.lines);
   await sql`

@@ -20,7 +20,7 @@ export interface InvoiceMailDispatch {
  * failure can never roll back an issue. `{status: "sent"}` therefore means the service has taken the mail for
  * delivery; the timeline then shows `sent` (handed to the mail server), `delivered` or `send_failed`. Without an
  * address the answer is `{status: "failed", code: "customer_email_missing"}` at once. A send of an invoice already
- * sent does not mail again; it answers as the first did. After a missing-address failure a new send tries again.
+ * sent does not mail again; it answers as the first did. After a failed send a new send tries again.
  */
 export async function requestInvoiceSend(
   sql: Queryable,
@@ -29,16 +29,17 @@ export async function requestInvoiceSend(
   invoiceId: string,
   mailDomain: string,
 ): Promise<{ send: SendMeta; dispatch: boolean }> {
-  const row = await findInvoiceRow(sql, organizationId, invoiceId, { type: 'invoice', lock: true });
+  const row = await findInvoiceRow(sql, organizationId, invoiceId, { lock: true });
   if (!row) throw notFound('invoice_not_found', 'invoice');
+  if (row.type === 'creditNote') throw new DomainError('credit_note_not_sendable', 'Credit notes are not sent by e-mail; download the PDF instead.');
   if (row.status === 'draft' || row.status === 'issuing') {
     throw new DomainError('invoice_not_issued', 'Only an issued invoice can be sent; issue it first.');
   }
   const [previous] = await sql<{ status: string; failure_code: string | null }[]>`
     SELECT status, failure_code FROM invoice_sends WHERE invoice_id = ${invoiceId}`;
-  if (previous && previous.failure_code !== 'customer_email_missing') {
-    return { send: previous.status === 'failed' ? { status: 'failed', code: previous.failure_code! } : { status: 'sent' }, dispatch: false };
-  }
+  // Sent or delivered: answer as the first send did, mail nothing. Still queued: the first hand-off may have been
+  // lost, so hand it on again (the workflow mails a queued send once, whoever asks).
+  if (previous && previous.status !== 'failed') return { send: { status: 'sent' }, dispatch: previous.status === 'queued' };
   const buyer = await loadBuyer(sql, keyring, organizationId, row.customer_id);
   const messageId = `${invoiceId}.invoice@${mailDomain}`;
   if (!buyer.email) {
@@ -49,9 +50,13 @@ export async function requestInvoiceSend(
     await recordTimeline(sql, organizationId, invoiceId, 'send_failed', { code: 'customer_email_missing' });
     return { send: { status: 'failed', code: 'customer_email_missing' }, dispatch: false };
   }
+  // After a failure (no address then, a refused or undeliverable mail) a new send tries again, with a new Message-ID.
   await sql`
     INSERT INTO invoice_sends (invoice_id, organization_id, status, message_id)
     VALUES (${invoiceId}, ${organizationId}, 'queued', ${messageId})
-    ON CONFLICT (invoice_id) DO UPDATE SET status = 'queued', failure_code = NULL, requested_at = now()`;
+    ON CONFLICT (invoice_id) DO UPDATE
+      SET status = 'queued', failure_code = NULL, last_error = NULL, requested_at = now(),
+          message_id = ${`${invoiceId}.invoice.${Date.now()}@${mailDomain}`}
+      WHERE invoice_sends.organization_id = ${organizationId}`;
   return { send: { status: 'sent' }, dispatch: true };
 }

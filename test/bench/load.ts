@@ -3,6 +3,7 @@
  * thrown away (JIT, prepared statements, pool connections) followed by the measured run on fresh connections.
  */
 import type { EventEmitter } from 'node:events';
+import { loadavg } from 'node:os';
 import autocannon from 'autocannon';
 import type { DbCpuProbe } from './db-cpu.ts';
 
@@ -59,6 +60,13 @@ export interface Window {
   p50Ms: number;
   p99Ms: number;
   non2xx: number;
+  /**
+   * The server's CPU µs per request in this window. Throughput can fall because something else on the machine
+   * wants the cores; a client that degrades by itself (porsager/postgres#747) spends more CPU per request instead.
+   */
+  serverCpuUsPerRequest: number | undefined;
+  /** The machine's 1-minute load average at the end of the window. */
+  loadAverage1m: number;
 }
 
 function options(spec: LoadSpec, durationSec: number): autocannon.Options {
@@ -168,7 +176,26 @@ export async function sustained(
 ): Promise<{ overall: Measurement; windows: Window[] }> {
   if (warmupSec > 0) await fire(options(spec, warmupSec));
   let rec = new Recorder();
-  const [result, spent] = await withCpu(probes, () => fire(options(spec, durationSec), (rec = new Recorder())));
+  // Server CPU and load average at every window boundary, taken while the load runs.
+  const marks: (NodeJS.CpuUsage | undefined)[] = [];
+  const loads: number[] = [];
+  const sample = async () => {
+    loads.push(loadavg()[0]!);
+    marks.push(probes.server ? await probes.server().catch(() => undefined) : undefined);
+  };
+  let timer: NodeJS.Timeout | undefined;
+  const [result, spent] = await withCpu(probes, async () => {
+    rec = new Recorder();
+    const run = fire(options(spec, durationSec), rec);
+    await sample();
+    timer = setInterval(() => void sample(), windowSec * 1000);
+    try {
+      return await run;
+    } finally {
+      clearInterval(timer);
+    }
+  });
+  await sample();
   const elapsed = result.duration;
   const count = Math.max(1, Math.ceil(durationSec / windowSec));
   const buckets: number[][] = Array.from({ length: count }, () => []);
@@ -181,6 +208,10 @@ export async function sustained(
     // The last window ends when the run did (it may be a little shorter or longer than the others).
     const toSec = i === count - 1 ? Math.max(fromSec + 1e-3, elapsed) : fromSec + windowSec;
     const sorted = Float64Array.from(l).sort();
+    // The last window runs to the final mark, whichever interval tick came last.
+    const a = marks[i];
+    const b = i === count - 1 ? marks[marks.length - 1] : marks[i + 1];
+    const cpuUs = a && b ? b.user - a.user + (b.system - a.system) : undefined;
     return {
       fromSec,
       toSec: round(toSec, 1),
@@ -188,6 +219,8 @@ export async function sustained(
       p50Ms: round(percentile(sorted, 50)),
       p99Ms: round(percentile(sorted, 99)),
       non2xx: bad[i]!,
+      serverCpuUsPerRequest: cpuUs === undefined || l.length === 0 ? undefined : round(cpuUs / l.length, 1),
+      loadAverage1m: round(loads[i === count - 1 ? loads.length - 1 : i + 1] ?? loads[loads.length - 1] ?? 0),
     };
   });
   return { overall: summarise(result, rec, spent), windows };

@@ -44,17 +44,40 @@ export function formatTable(rows: Row[]): string {
   );
 }
 
-export function formatSustained(
-  overall: Measurement,
-  windows: Window[],
-  verdict: { firstRps: number; lastRps: number; lastToFirst: number; minRps: number; maxRps: number; stable: boolean },
-): string {
-  const body = windows.map((w) => [`${w.fromSec}-${Math.round(w.toSec)} s`, fmt(w.requestsPerSec, 0), fmt(w.p50Ms, 2), fmt(w.p99Ms, 2), String(w.non2xx)]);
+export interface SustainedVerdict {
+  firstRps: number;
+  lastRps: number;
+  minRps: number;
+  maxRps: number;
+  lastToFirst: number;
+  /** The last window's server CPU per request over the first's. */
+  cpuLastToFirst: number | undefined;
+  /** Last window at least 0.85 × the first. */
+  stable: boolean;
+  /** When not stable: 'machine' if the CPU per request stayed within 15 %, else 'server'. */
+  cause: 'machine' | 'server' | undefined;
+}
+
+export function formatSustained(overall: Measurement, windows: Window[], verdict: SustainedVerdict): string {
+  const body = windows.map((w) => [
+    `${w.fromSec}-${Math.round(w.toSec)} s`,
+    fmt(w.requestsPerSec, 0),
+    fmt(w.p50Ms, 2),
+    fmt(w.p99Ms, 2),
+    w.serverCpuUsPerRequest === undefined ? '' : fmt(w.serverCpuUsPerRequest, 0),
+    fmt(w.loadAverage1m, 1),
+    String(w.non2xx),
+  ]);
+  const cpu = verdict.cpuLastToFirst === undefined ? '' : `, api µs/req last/first ${verdict.cpuLastToFirst.toFixed(2)}`;
+  const outcome = verdict.stable
+    ? 'STABLE (>= 0.85)'
+    : verdict.cause === 'machine'
+      ? 'DEGRADED (< 0.85), but the CPU per request did not rise: other load on the machine, not the server'
+      : 'DEGRADED (< 0.85) with the CPU per request rising: the server itself slowed down';
   return [
     `sustained GET /v1/customers/{id}: ${fmt(overall.requestsPerSec, 0)} req/s overall, p50 ${fmt(overall.p50Ms, 2)} ms, ` +
       `p99 ${fmt(overall.p99Ms, 2)} ms, api ${fmt(overall.serverCpuUsPerRequest ?? 0, 0)} µs/req, db ${fmt(overall.dbCpuUsPerRequest ?? 0, 0)} µs/req`,
-    table(['window', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx'], body, [false, true, true, true, true]),
-    `last/first window ${verdict.lastToFirst.toFixed(2)} (min ${fmt(verdict.minRps, 0)}, max ${fmt(verdict.maxRps, 0)} req/s): ` +
-      (verdict.stable ? 'STABLE (>= 0.85)' : 'DEGRADED (< 0.85)'),
+    table(['window', 'req/s', 'p50 ms', 'p99 ms', 'api µs/req', 'load 1m', 'non-2xx'], body, [false, true, true, true, true, true, true]),
+    `last/first window ${verdict.lastToFirst.toFixed(2)} (min ${fmt(verdict.minRps, 0)}, max ${fmt(verdict.maxRps, 0)} req/s)${cpu}: ${outcome}`,
   ].join('\n');
 }

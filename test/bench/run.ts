@@ -16,9 +16,10 @@ import { createKeyring } from '../../services/shared/crypto.ts';
 import { dbCpuProbe } from './db-cpu.ts';
 import { customerBody, openBenchDatabase, prepare, type BenchDatabase, type Seeded } from './database.ts';
 import { measure, sustained, type CpuProbe, type LoadSpec, type Measurement, type Window } from './load.ts';
+import { benchIssuing, formatIssuing, type IssuingFigures } from './issuing.ts';
 import type autocannon from 'autocannon';
 import { SERVER_KINDS, type ReadyMessage, type ServerKind, type UsageMessage } from './protocol.ts';
-import { formatSustained, formatTable, type Row, type Target } from './report.ts';
+import { formatSustained, formatTable, type Row, type SustainedVerdict, type Target } from './report.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, '../..');
@@ -31,8 +32,8 @@ function intEnv(name: string, dflt: number, min = 0): number {
   return n;
 }
 
-type RouteId = 'h' | 's' | 's50' | 'i' | 'get' | 'list' | 'post' | 'sustained';
-const ROUTE_IDS: readonly RouteId[] = ['h', 's', 's50', 'i', 'get', 'list', 'post', 'sustained'];
+type RouteId = 'h' | 's' | 's50' | 'i' | 'get' | 'list' | 'post' | 'sustained' | 'issuing';
+const ROUTE_IDS: readonly RouteId[] = ['h', 's', 's50', 'i', 'get', 'list', 'post', 'sustained', 'issuing'];
 
 const settings = {
   durationSec: intEnv('BENCH_DURATION', 10, 1),
@@ -87,7 +88,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Servers under test: one child process each, stopped before the next starts, so only one competes for the CPU.
+// Servers under test: one child process per kind, all started up front and stopped at the end. Only the one under
+// load uses CPU; the others sit idle on their sockets.
 
 interface Running {
   port: number;
@@ -113,7 +115,10 @@ async function startServer(kind: ServerKind, env: Record<string, string>, profil
   };
   cleanups.push(stop);
 
-  const usageWaiters: ((u: NodeJS.CpuUsage) => void)[] = [];
+  const usageWaiters: { resolve: (u: NodeJS.CpuUsage) => void; reject: (e: Error) => void }[] = [];
+  void exited.then((code) => {
+    for (const w of usageWaiters.splice(0)) w.reject(new Error(`server ${kind} exited with ${code} during the run`));
+  });
   const port = await new Promise<number>((res, rej) => {
     const timer = setTimeout(() => rej(new Error(`server ${kind} did not start within 30 s`)), 30_000);
     child.on('message', (m: ReadyMessage | UsageMessage) => {
@@ -121,7 +126,7 @@ async function startServer(kind: ServerKind, env: Record<string, string>, profil
         clearTimeout(timer);
         res(m.port);
       } else if (m.type === 'usage') {
-        usageWaiters.shift()?.(m.cpu);
+        usageWaiters.shift()?.resolve(m.cpu);
       }
     });
     void exited.then((code) => {
@@ -130,8 +135,9 @@ async function startServer(kind: ServerKind, env: Record<string, string>, profil
     });
   });
   const cpu: CpuProbe = () =>
-    new Promise((res) => {
-      usageWaiters.push(res);
+    new Promise((resolve, reject) => {
+      if (child.exitCode !== null || child.signalCode !== null) return reject(new Error(`server ${kind} is not running`));
+      usageWaiters.push({ resolve, reject });
       child.send({ type: 'usage' });
     });
   return { port, cpu, stop };
@@ -376,26 +382,50 @@ async function main(): Promise<number> {
   if (settings.rounds > 1) {
     for (const t of targets) if (t.roundRatios.length) console.log(`${t.route}/${t.baseline} per round: ${t.roundRatios.map((x) => x.toFixed(2)).join('  ')}`);
   }
+  // Not a target: how far the list is from the same 50-row page served without the app's work.
+  const listVsS50 = perRound.list && perRound.s50 ? median(perRound.list.map((m, i) => m.requestsPerSec / perRound.s50![i]!.requestsPerSec)) : undefined;
+  if (listVsS50 !== undefined) console.log(`list / S50 (same page, no decryption, auth or response schema): ${listVsS50.toFixed(2)}`);
 
-  let verdict: { firstRps: number; lastRps: number; minRps: number; maxRps: number; lastToFirst: number; stable: boolean } | undefined;
+  let verdict: SustainedVerdict | undefined;
   if (sustainedResult) {
     const w = sustainedResult.windows;
     const full = w.filter((x) => x.toSec - x.fromSec >= settings.windowSec * 0.5);
     const ws = full.length ? full : w;
-    const firstRps = ws[0]!.requestsPerSec;
-    const lastRps = ws[ws.length - 1]!.requestsPerSec;
-    const lastToFirst = firstRps ? Math.round((lastRps / firstRps) * 1000) / 1000 : 0;
+    const first = ws[0]!;
+    const last = ws[ws.length - 1]!;
+    const ratio = (a: number | undefined, b: number | undefined) => (a && b ? Math.round((a / b) * 1000) / 1000 : undefined);
+    const lastToFirst = ratio(last.requestsPerSec, first.requestsPerSec) ?? 0;
+    const cpuLastToFirst = ratio(last.serverCpuUsPerRequest, first.serverCpuUsPerRequest);
+    // Run-to-run noise on a small shared machine is a few per cent; a driver queue that grows would cost more.
+    const stable = lastToFirst >= 0.85;
     verdict = {
-      firstRps,
-      lastRps,
+      firstRps: first.requestsPerSec,
+      lastRps: last.requestsPerSec,
       minRps: Math.min(...ws.map((x) => x.requestsPerSec)),
       maxRps: Math.max(...ws.map((x) => x.requestsPerSec)),
       lastToFirst,
-      // Run-to-run noise on a small shared machine is a few per cent; a driver queue that grows would cost more.
-      stable: lastToFirst >= 0.85,
+      cpuLastToFirst,
+      stable,
+      // Throughput that falls while the CPU per request stays put was taken by something else on the machine.
+      cause: stable ? undefined : cpuLastToFirst !== undefined && cpuLastToFirst <= 1.15 ? 'machine' : 'server',
     };
     console.log('');
     console.log(formatSustained(sustainedResult.overall, w, verdict));
+  }
+
+  // Issuing: the renderer alone against POST /v1/invoices?issue=true, in this process (rendering runs in Chromium).
+  let issuing: IssuingFigures | undefined;
+  if (wanted('issuing')) {
+    log('issuing: renderer alone, then POST /v1/invoices?issue=true');
+    issuing = await benchIssuing(database.url, keyring, {
+      concurrency: intEnv('BENCH_ISSUE_CONCURRENCY', 4, 1),
+      durationSec: settings.durationSec,
+      warmupSec: settings.warmupSec,
+      poolSize: intEnv('BENCH_RENDER_POOL', 2, 1),
+      poolMax: settings.poolMax,
+    });
+    console.log('');
+    console.log(formatIssuing(issuing));
   }
 
   const all: [string, Measurement][] = [];
@@ -420,6 +450,8 @@ async function main(): Promise<number> {
     results,
     rounds: perRound,
     targets,
+    issuing,
+    listVsS50: listVsS50 === undefined ? undefined : Math.round(listVsS50 * 1000) / 1000,
     sustained: sustainedResult ? { ...sustainedResult, windowSec: settings.windowSec, verdict } : undefined,
     invalid: [...new Set(invalid.map(([id]) => id))],
     profiles: profileDir ? relative(ROOT, profileDir) : undefined,

@@ -1,8 +1,8 @@
 /**
  * The server under test, one per process: `node test/bench/server.ts <h|s|i|app>`, forked by run.ts.
  *
- * Each kind runs alone in its own process so that the load generator (the parent) and the server never share a
- * thread, and so that a baseline's JIT state cannot help or hurt the real app. All database-backed kinds build
+ * Each kind has its own process so that the load generator (the parent) and the server never share a thread, and
+ * so that a baseline's JIT state cannot help or hurt the real app. All database-backed kinds build
  * their pool with the same createSql settings and DB_POOL_MAX, and go through Db.read / Db.tx like the app does,
  * so S and I are the floor the real routes are compared against, not a different driver set-up.
  *
@@ -26,9 +26,9 @@ function need(name: string): string {
 }
 
 /**
- * The app's Db, counting units of work in flight. When a run ends, autocannon drops its sockets while requests
- * still wait for a permit; their handlers carry on, and closing the pool under them would log spurious
- * CONNECTION_ENDED errors. Shutdown waits for the count to reach zero first.
+ * Every server's Db, counting units of work in flight (one more await per unit, for baselines and app alike).
+ * When a run ends, autocannon drops its sockets while requests still wait for a permit; their handlers carry on,
+ * and closing the pool under them would log spurious CONNECTION_ENDED errors. Shutdown waits for zero first.
  */
 class CountingDb extends Db {
   inFlight = 0;
@@ -147,6 +147,9 @@ async function realApp(db: Db): Promise<FastifyInstance> {
     },
     documents: createPostgresDocumentStore(),
     clock: realClock,
+    // Nor do they send mail.
+    mailDispatch: { dispatch: () => Promise.reject(new Error('the bench sends no mail')) },
+    mailDomain: 'bench.invalid',
     config: {
       rateLimitDefault: 0,
       rateLimitDocument: 0,

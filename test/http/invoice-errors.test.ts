@@ -73,14 +73,27 @@ describe('invoice errors', () => {
     });
   }
 
-  it('422 invalid_due_date when the due date is before the issue date, and the draft stays a draft', async () => {
-    const draft = (await call(t.app, 'POST', '/v1/invoices', { key: org.apiKey, body: { customerId, lines: [line] } })).body.data;
-    const res = await call(t.app, 'POST', `/v1/invoices/${draft.id}/issue`, { key: org.apiKey, body: { issueDate: '2026-03-10', dueDate: '2026-03-09' } });
-    assert.equal(res.status, 422);
-    assert.equal(res.body.error.code, 'invalid_due_date');
-    const ok = await call(t.app, 'POST', `/v1/invoices/${draft.id}/issue`, { key: org.apiKey, body: { issueDate: '2026-03-10', dueDate: '2026-03-10' } });
+  it('accepts a due date before the issue date (overdue at once); 422 invalid_due_date only past the year 9999', async () => {
+    const draft = (await call(t.app, 'POST', '/v1/invoices', { key: org.apiKey, body: { customerId, lines: [line], paymentTermsDays: 14 } })).body.data;
+    const far = await call(t.app, 'POST', `/v1/invoices/${draft.id}/issue`, { key: org.apiKey, body: { issueDate: '9999-12-25' } });
+    assert.equal(far.status, 422);
+    assert.equal(far.body.error.code, 'invalid_due_date');
+    const ok = await call(t.app, 'POST', `/v1/invoices/${draft.id}/issue`, { key: org.apiKey, body: { issueDate: '2026-03-10', dueDate: '2026-03-01' } });
     assert.equal(ok.status, 200);
-    assert.deepEqual([ok.body.data.issueDate, ok.body.data.dueDate], ['2026-03-10', '2026-03-10']);
+    assert.deepEqual([ok.body.data.issueDate, ok.body.data.dueDate], ['2026-03-10', '2026-03-01']);
+  });
+
+  it('finds one inline customer under concurrency: ten parallel creates naming a new customer make one', async () => {
+    const ref = `inline-${Date.now()}`;
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        call(t.app, 'POST', '/v1/invoices', { key: org.apiKey, body: { customer: { type: 'company', name: 'Ny Kunde', externalReference: ref }, lines: [line] } }),
+      ),
+    );
+    assert.deepEqual(results.map((r) => r.status), Array(10).fill(201));
+    assert.equal(new Set(results.map((r) => r.body.data.customerId)).size, 1);
+    const rows = await testDb().db.sql`SELECT id FROM customers WHERE organization_id = ${org.organizationId} AND external_reference = ${ref}`;
+    assert.equal(rows.length, 1);
   });
 
   it('422 invoice_not_creditable for a draft; 400 for a reason outside 1..500', async () => {

@@ -71,9 +71,25 @@ describe('invoice reads: lists, filters, isolation, document integrity', () => {
       assert.equal(foreign.status, 404);
       assert.equal(foreign.body.error.code, 'credit_note_not_found');
     }
-    // An invoice id is not a credit note id, and the other way round.
+    // An invoice id is not a credit note id; a credit note is readable as an invoice (one store) but not changeable.
     assert.equal((await call(t.app, 'GET', `/v1/creditnotes/${bIssued.id}`, { key: b.apiKey })).body.error.code, 'credit_note_not_found');
-    assert.equal((await call(t.app, 'GET', `/v1/invoices/${bNote.id}`, { key: b.apiKey })).body.error.code, 'invoice_not_found');
+    const asInvoice = await call(t.app, 'GET', `/v1/invoices/${bNote.id}`, { key: b.apiKey });
+    assert.equal(asInvoice.status, 200);
+    assert.equal(asInvoice.body.data.type, 'creditNote');
+    assert.equal(asInvoice.body.data.balanceOere, asInvoice.body.data.grossOere + asInvoice.body.data.reminderFeeOere - asInvoice.body.data.paidOere - asInvoice.body.data.creditedOere);
+    assert.equal(asInvoice.body.data.balanceOere, 0);
+    for (const [method, url, body, code] of [
+      ['PUT', `/v1/invoices/${bNote.id}`, { customerId: asInvoice.body.data.customerId, lines }, 'invoice_not_editable'],
+      ['DELETE', `/v1/invoices/${bNote.id}`, undefined, 'invoice_not_editable'],
+      ['POST', `/v1/invoices/${bNote.id}/issue`, undefined, 'invoice_not_editable'],
+      ['POST', `/v1/invoices/${bNote.id}/credit`, { reason: 'x' }, 'invoice_not_creditable'],
+      ['POST', `/v1/invoices/${bNote.id}/send`, undefined, 'credit_note_not_sendable'],
+    ] as const) {
+      const res = await call(t.app, method, url, { key: b.apiKey, body });
+      assert.equal(res.status, 422, `${method} ${url}`);
+      assert.equal(res.body.error.code, code);
+    }
+    assert.equal((await t.app.inject({ method: 'GET', url: `/v1/invoices/${bNote.id}/pdf`, headers: { authorization: `Bearer ${b.apiKey}` } })).statusCode, 200);
     assert.deepEqual((await call(t.app, 'GET', '/v1/invoices', { key: a.apiKey })).body.data.filter((i: { id: string }) => i.id === bIssued.id), []);
     assert.deepEqual((await call(t.app, 'GET', '/v1/creditnotes', { key: a.apiKey })).body.data, []);
     const [row] = await testDb().db.sql<{ status: string }[]>`SELECT status FROM invoices WHERE id = ${bIssued.id}`;

@@ -125,3 +125,22 @@ describe('log redaction and bigint parsing', () => {
     assert.throws(() => parseSafeBigint('9007199254740993'), /safe integer/);
   });
 });
+
+describe('KeyedMutex', () => {
+  it('runs one task per key at a time, in order, and keys apart in parallel; a failure does not block the queue', async () => {
+    const { KeyedMutex } = await import('../../services/shared/keyed-mutex.ts');
+    const m = new KeyedMutex();
+    const log: string[] = [];
+    const task = (name: string, ms: number, fail = false) => async () => {
+      log.push(`start ${name}`);
+      await new Promise((r) => setTimeout(r, ms));
+      log.push(`end ${name}`);
+      if (fail) throw new Error(name);
+      return name;
+    };
+    const results = await Promise.allSettled([m.run('a', task('a1', 30, true)), m.run('a', task('a2', 5)), m.run('b', task('b1', 5))]);
+    assert.deepEqual(results.map((r) => r.status), ['rejected', 'fulfilled', 'fulfilled']);
+    assert.ok(log.indexOf('end a1') < log.indexOf('start a2'), log.join());
+    assert.ok(log.indexOf('start b1') < log.indexOf('end a1'), log.join());
+  });
+});

@@ -13,6 +13,7 @@ import { getTimeline } from '../../../invoices/get-timeline.ts';
 import { creditInvoice } from '../../../invoices/credit-invoice.ts';
 import { requestInvoiceSend } from '../../../invoices/send-invoice.ts';
 import { DomainError } from '../../../shared/errors.ts';
+import { KeyedMutex } from '../../../shared/keyed-mutex.ts';
 import { mutate } from '../../idempotency.ts';
 import type { AppDeps } from '../../app.ts';
 
@@ -35,6 +36,8 @@ export function sendPdf(reply: FastifyReply, doc: { bytes: Buffer; sha256: strin
 
 export function invoiceRoutes(app: FastifyInstance, deps: AppDeps): void {
   const { db, keyring } = deps;
+  // Issues of one organisation queue in this process, not on the series row lock while holding a connection.
+  const series = new KeyedMutex();
 
   app.get<{ Querystring: InvoiceListQuery }>(
     '/invoices',
@@ -79,7 +82,7 @@ export function invoiceRoutes(app: FastifyInstance, deps: AppDeps): void {
       const send = req.query.send === true;
       const issue = req.query.issue === true || send;
       const org = req.auth.organizationId;
-      return mutate(deps, req, reply, async (tx) => {
+      const run = () => mutate(deps, req, reply, async (tx) => {
         let invoice = await createInvoice(tx, keyring, org, body);
         if (issue) invoice = await issueInvoice(tx, deps, org, invoice.id, {});
         if (!send) return { status: 201, data: invoice, location: `/v1/invoices/${invoice.id}` };
@@ -93,6 +96,7 @@ export function invoiceRoutes(app: FastifyInstance, deps: AppDeps): void {
           ...(requested.dispatch ? { afterCommit: () => deps.mailDispatch.dispatch(org, id) } : {}),
         };
       });
+      return issue ? series.run(org, run) : run();
     },
   );
 
@@ -152,10 +156,12 @@ export function invoiceRoutes(app: FastifyInstance, deps: AppDeps): void {
       },
     },
     (req, reply) =>
-      mutate(deps, req, reply, async (tx) => ({
-        status: 200,
-        data: await issueInvoice(tx, deps, req.auth.organizationId, req.params.invoiceId, req.body ?? {}),
-      })),
+      series.run(req.auth.organizationId, () =>
+        mutate(deps, req, reply, async (tx) => ({
+          status: 200,
+          data: await issueInvoice(tx, deps, req.auth.organizationId, req.params.invoiceId, req.body ?? {}),
+        })),
+      ),
   );
 
   app.post<{ Params: Params }>(
@@ -229,9 +235,11 @@ export function invoiceRoutes(app: FastifyInstance, deps: AppDeps): void {
       },
     },
     (req, reply) =>
-      mutate(deps, req, reply, async (tx) => {
-        const note = await creditInvoice(tx, deps, req.auth.organizationId, req.params.invoiceId, req.body.reason);
-        return { status: 201, data: note, location: `/v1/creditnotes/${note.id}` };
-      }),
+      series.run(req.auth.organizationId, () =>
+        mutate(deps, req, reply, async (tx) => {
+          const note = await creditInvoice(tx, deps, req.auth.organizationId, req.params.invoiceId, req.body.reason);
+          return { status: 201, data: note, location: `/v1/creditnotes/${note.id}` };
+        }),
+      ),
   );
 }
