@@ -18,6 +18,12 @@ import { mailInvoice, recordFailure, recordInvoiceMail, type InvoiceMailDeps, ty
 import { createMailer } from '../activities/mail/create-mailer.ts';
 import { createPostgresDocumentStore } from '../services/documents/postgres-document-store.ts';
 import { trackingToken } from '../services/invoices/tracking-token.ts';
+import { sweepQueuedSends } from '../services/invoices/sweep-queued-sends.ts';
+import { createRestateMailDispatch } from '../services/invoices/restate-mail-dispatch.ts';
+
+/** A send still queued this long after it was requested has lost its hand-off to the engine. */
+export const SEND_SWEEP_AGE_MS = 2 * 60 * 1000;
+export const SEND_SWEEP_INTERVAL_MS = 60 * 1000;
 import type { Mailer } from '../services/mail/mail-port.ts';
 import { createKeyring, type Keyring } from '../services/shared/crypto.ts';
 import { resolveMasterKey } from '../services/shared/dev-secrets.ts';
@@ -323,15 +329,28 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
       logLevel: config.logLevel,
     });
     let registration: Registration | undefined;
+    let sweep: NodeJS.Timeout | undefined;
     if (config.restateAdminUrl && config.restateIngressUrl) {
       registration = await registerDeployment(config.restateAdminUrl, endpoint.url);
       await startHousekeeping(config.restateIngressUrl);
+      // Sends whose post-commit hand-off was lost are handed on again: at start, then every minute.
+      const dispatch = createRestateMailDispatch(config.restateIngressUrl);
+      const log = createJsonLog(opts.logStream ?? process.stdout, config.logLevel, 'workflows');
+      const runSweep = () =>
+        sweepQueuedSends(db, dispatch, { olderThanMs: SEND_SWEEP_AGE_MS }).then(
+          (n) => n > 0 && log('info', 'handed queued invoice sends on again', { count: n }),
+          (err: unknown) => log('warn', 'queued-send sweep failed; it runs again in a minute', { err: String(err) }),
+        );
+      void runSweep();
+      sweep = setInterval(() => void runSweep(), SEND_SWEEP_INTERVAL_MS);
+      sweep.unref();
     }
     const ep = endpoint;
     return {
       endpoint: ep,
       registration,
       async close() {
+        if (sweep) clearInterval(sweep);
         await ep.close();
         await db.close();
       },

@@ -4,6 +4,7 @@ import { Writable } from 'node:stream';
 import { SMTPServer } from 'smtp-server';
 import { createSmtpMailer } from '../../activities/mail/smtp-mailer.ts';
 import { createRestateMailDispatch } from '../../services/invoices/restate-mail-dispatch.ts';
+import { sweepQueuedSends } from '../../services/invoices/sweep-queued-sends.ts';
 import { freePort } from '../../deploy/local/ports.ts';
 import { createActivities, registerDeployment, startWorkflowsEndpoint, type WorkflowsEndpoint } from '../../workflows/main.ts';
 import { call, createTestOrg, startTestApp, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
@@ -131,6 +132,22 @@ describe('sending invoices by e-mail', () => {
     }
     const [refused] = await testDb().db.sql<{ status: string; failure_code: string }[]>`SELECT status, failure_code FROM invoice_sends WHERE invoice_id = ${rejected.body.data.id}`;
     assert.deepEqual({ ...refused }, { status: 'failed', failure_code: 'mail_rejected' });
+  });
+
+  it('the sweep hands on a send whose post-commit hand-off was lost', async () => {
+    const lost = await startTestApp({ mailDispatch: { dispatch: () => Promise.reject(new Error('engine unreachable')) } });
+    try {
+      const res = await call(lost.app, 'POST', '/v1/invoices?send=true', { key: org.apiKey, body: { customerId: await customer('lost@kunde.dk'), lines } });
+      assert.deepEqual(res.body.meta, { send: { status: 'sent' } });
+      assert.match(lost.logs(), /post-commit hand-off failed/);
+      const [row] = await testDb().db.sql<{ status: string }[]>`SELECT status FROM invoice_sends WHERE invoice_id = ${res.body.data.id}`;
+      assert.equal(row!.status, 'queued');
+      const handed = await sweepQueuedSends(testDb().db, createRestateMailDispatch(restate.ingressUrl), { olderThanMs: 0 });
+      assert.ok(handed >= 1);
+      assert.deepEqual(await timeline(res.body.data.id, 'delivered'), ['created', 'issued', 'sent', 'delivered']);
+    } finally {
+      await lost.close();
+    }
   });
 
   it('a draft cannot be sent (422 invoice_not_issued)', async () => {
