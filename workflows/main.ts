@@ -27,6 +27,7 @@ export const SEND_SWEEP_INTERVAL_MS = 60 * 1000;
 import type { Mailer } from '../services/mail/mail-port.ts';
 import { createKeyring, type Keyring } from '../services/shared/crypto.ts';
 import { resolveMasterKey } from '../services/shared/dev-secrets.ts';
+import { stopOnSignal } from '../services/shared/stop-on-signal.ts';
 import { readConfig, type Config } from '../services/shared/config.ts';
 import { createSql, Db } from '../services/shared/db.ts';
 import { HOUSEKEEPING, IDEMPOTENCY_JOB, type Housekeeping, type RunResult } from './housekeeping.ts';
@@ -370,21 +371,10 @@ async function main(): Promise<void> {
     url: running.endpoint.url,
     ...(running.registration ? { deploymentId: running.registration.deploymentId, forced: running.registration.forced } : {}),
   });
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log('info', 'stopping', { signal });
-    running.close().then(
-      () => (process.exitCode = 0),
-      (err: unknown) => {
-        log('error', 'stop failed', { err: String(err) });
-        process.exitCode = 1;
-      },
-    );
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  stopOnSignal(
+    () => running.close(),
+    (event, detail) => (event === 'stopping' ? log('info', 'stopping', { signal: detail }) : log('error', 'stop failed', { err: detail })),
+  );
 }
 
 if (import.meta.main) {

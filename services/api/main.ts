@@ -9,6 +9,7 @@ import { createKeyring, type Keyring } from '../shared/crypto.ts';
 import { createSql, Db } from '../shared/db.ts';
 import { resolveMasterKey } from '../shared/dev-secrets.ts';
 import { buildApp } from './app.ts';
+import { stopOnSignal } from '../shared/stop-on-signal.ts';
 import { createChromiumRenderer } from '../../activities/pdf/chromium-renderer.ts';
 import { createPostgresDocumentStore } from '../documents/postgres-document-store.ts';
 import { realClock } from '../shared/clock.ts';
@@ -138,21 +139,10 @@ async function main(): Promise<void> {
     process.stderr.write(`Using the development encryption key in ${master.path}; set DATA_ENCRYPTION_KEY in production.\n`);
   }
   const api = await startApi(config, { keyring: createKeyring(master.key) });
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    api.app.log.info({ signal }, 'stopping');
-    api.close().then(
-      () => (process.exitCode = 0),
-      (err: unknown) => {
-        process.stderr.write(`error while stopping: ${(err as Error).message}\n`);
-        process.exitCode = 1;
-      },
-    );
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  stopOnSignal(
+    () => api.close(),
+    (event, detail) => (event === 'stopping' ? api.app.log.info({ signal: detail }, 'stopping') : process.stderr.write(`error while stopping: ${detail}\n`)),
+  );
 }
 
 if (import.meta.main) {
