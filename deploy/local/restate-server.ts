@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 
 /**
  * A single-node restate-server as a child process, for `npm start` and for tests.
@@ -54,6 +54,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function startRestateServer(opts: RestateServerOptions): Promise<RestateServer> {
   const baseDir = resolve(opts.baseDir);
   mkdirSync(baseDir, { recursive: true });
+  const tmpDir = join(baseDir, 'tmp');
+  mkdirSync(tmpDir, { recursive: true });
   const nodeName = opts.nodeName ?? RESTATE_NODE_NAME;
   const { ingress, admin, fabric } = opts.ports;
   let out: number | 'ignore' = 'ignore';
@@ -89,6 +91,9 @@ export async function startRestateServer(opts: RestateServerOptions): Promise<Re
           RESTATE_DEFAULT_NUM_PARTITIONS: PARTITIONS,
           RESTATE_DISABLE_TELEMETRY: 'true',
           DO_NOT_TRACK: '1',
+          // The server makes a scratch directory per invocation task under TMPDIR and leaves it behind: keep them
+          // inside its own data directory rather than strewn over /tmp.
+          TMPDIR: tmpDir,
           ...opts.env,
         },
       },
