@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytesPooled } from './crypto.ts';
 
 /**
  * UUIDv7 (RFC 9562): 48-bit millisecond timestamp, then randomness. Ids sort by creation time, which keeps
@@ -8,7 +8,7 @@ let lastMs = 0;
 let seq = 0;
 
 export function uuidv7(now: number = Date.now()): string {
-  const b = randomBytes(16);
+  const b = randomBytesPooled(16);
   // Monotonic within a process: a 12-bit counter in rand_a when several ids share one millisecond.
   if (now <= lastMs) {
     seq = (seq + 1) & 0xfff;

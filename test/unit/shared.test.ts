@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createKeyring, parseMasterKey, randomToken } from '../../services/shared/crypto.ts';
+import { createKeyring, parseMasterKey, randomBytesPooled, randomToken } from '../../services/shared/crypto.ts';
 import { decodeCursor, encodeCursor, page } from '../../services/shared/cursor.ts';
 import { DomainError } from '../../services/shared/errors.ts';
 import { isUuid, uuidv7 } from '../../services/shared/ids.ts';
@@ -38,6 +38,15 @@ describe('crypto', () => {
     assert.equal(parseMasterKey('ab'.repeat(32)).length, 32);
     assert.equal(parseMasterKey(Buffer.alloc(32, 9).toString('base64')).length, 32);
     assert.throws(() => parseMasterKey('abcd'), /32 bytes/);
+  });
+
+  it('hands out pooled random bytes once each, across pool refills and for large requests', () => {
+    const seen = new Set<string>();
+    for (let i = 0; i < 5000; i++) seen.add(randomBytesPooled(12).toString('hex'));
+    assert.equal(seen.size, 5000);
+    const big = randomBytesPooled(10_000);
+    assert.equal(big.length, 10_000);
+    assert.ok(new Set(big).size > 200, 'large draws are random too');
   });
 
   it('makes base62 tokens long enough for their entropy', () => {
