@@ -1,11 +1,12 @@
 import type { EndpointOptions } from '@restatedev/restate-sdk';
 import { createHousekeeping, type HousekeepingActivities } from './housekeeping.ts';
 import { createInvoiceMail, type InvoiceMailActivities } from './invoice-mail.ts';
+import { createInvoiceIssue, type InvoiceIssueActivities } from './invoice-issue.ts';
 
 /** Every side effect the workflows call, injected so that workflow files never touch the database themselves. */
-export type Activities = HousekeepingActivities & InvoiceMailActivities;
+export type Activities = HousekeepingActivities & InvoiceMailActivities & InvoiceIssueActivities;
 
 /** The Restate services, objects and workflows the endpoint serves. */
 export function createServices(activities: Activities): EndpointOptions['services'] {
-  return [createHousekeeping(activities), createInvoiceMail(activities)];
+  return [createHousekeeping(activities), createInvoiceMail(activities), createInvoiceIssue(activities)];
 }

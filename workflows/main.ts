@@ -19,11 +19,17 @@ import { createMailer } from '../activities/mail/create-mailer.ts';
 import { createPostgresDocumentStore } from '../services/documents/postgres-document-store.ts';
 import { trackingToken } from '../services/invoices/tracking-token.ts';
 import { sweepQueuedSends } from '../services/invoices/sweep-queued-sends.ts';
+import { createRestateIssueFinisher, sweepStaleIssues } from '../services/invoices/sweep-stale-issues.ts';
+import { finishIssue } from '../services/invoices/finish-issue.ts';
+import type { PdfRenderer } from '../services/documents/pdf-renderer.ts';
+import { createChromiumRenderer } from '../activities/pdf/chromium-renderer.ts';
 import { createRestateMailDispatch } from '../services/invoices/restate-mail-dispatch.ts';
 
 /** A send still queued this long after it was requested has lost its hand-off to the engine. */
 export const SEND_SWEEP_AGE_MS = 2 * 60 * 1000;
 export const SEND_SWEEP_INTERVAL_MS = 60 * 1000;
+/** An issue reserved this long ago and not finished has lost its request (a healthy one finishes in a second or two). */
+export const ISSUE_SWEEP_AGE_MS = 60 * 1000;
 import type { Mailer } from '../services/mail/mail-port.ts';
 import { createKeyring, type Keyring } from '../services/shared/crypto.ts';
 import { resolveMasterKey } from '../services/shared/dev-secrets.ts';
@@ -38,6 +44,8 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export interface ActivityResources {
   keyring: Keyring;
   mailer: Mailer;
+  /** Renders the PDFs the workflows finish (issues whose request died); the browser starts on the first render. */
+  pdf: PdfRenderer;
 }
 
 export function createActivities(
@@ -54,7 +62,15 @@ export function createActivities(
     trackingPixelUrl: (org, invoiceId) =>
       config.publicApiUrl ? `${config.publicApiUrl.replace(/\/+$/, '')}/t/o/${trackingToken(resources.keyring, org, invoiceId)}.gif` : null,
   };
+  const documents = createPostgresDocumentStore();
   return {
+    finishInvoiceIssue: async (invoiceId) => {
+      const done = await finishIssue(
+        { db, keyring: resources.keyring, pdf: resources.pdf, documents, mailDomain: config.mailFromAddress.split('@')[1]! },
+        invoiceId,
+      );
+      return { finished: done !== undefined, mail: done?.dispatchMail ?? false };
+    },
     purgeIdempotencyKeys: () => db.read((sql) => purgeIdempotencyKeys(sql, config.idempotencyRetentionDays)),
     mailInvoice: (invoiceId) => mailInvoice(mail, invoiceId),
     recordInvoiceMail: (invoiceId, attempt) => recordInvoiceMail(mail, invoiceId, attempt as MailAttempt),
@@ -288,6 +304,8 @@ export interface RunWorkflowsOptions {
   keyring?: Keyring;
   /** Defaults to SMTP_URL's server, else .eml files under DATA_DIR/mail. */
   mailer?: Mailer;
+  /** Defaults to a Chromium renderer of its own, closed with the endpoint. */
+  pdf?: PdfRenderer;
 }
 
 type WorkflowsConfig = Pick<
@@ -317,11 +335,15 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
   const poolMax = Math.min(config.dbPoolMax, 5);
   const db = new Db(createSql(config.databaseUrl, { max: poolMax }), poolMax);
   let endpoint: WorkflowsEndpoint | undefined;
+  // One page: finishing an interrupted issue is rare, and the browser is launched only if it happens.
+  const ownRenderer = opts.pdf ? undefined : createChromiumRenderer({ poolSize: 1 });
+  const pdf = opts.pdf ?? ownRenderer!;
   try {
     endpoint = await startWorkflowsEndpoint({
       activities: createActivities(db, config, {
         keyring: opts.keyring ?? createKeyring(resolveMasterKey(config).key),
         mailer: opts.mailer ?? createMailer(config, createJsonLog(opts.logStream ?? process.stdout, config.logLevel, 'mail')),
+        pdf,
       }),
       host: config.workflowsHost,
       port: config.workflowsPort,
@@ -334,14 +356,22 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
     if (config.restateAdminUrl && config.restateIngressUrl) {
       registration = await registerDeployment(config.restateAdminUrl, endpoint.url);
       await startHousekeeping(config.restateIngressUrl);
-      // Sends whose post-commit hand-off was lost are handed on again: at start, then every minute.
+      // Sends whose post-commit hand-off was lost are handed on again, and issues whose request died between
+      // reserving the number and finishing are finished: at start, then every minute.
       const dispatch = createRestateMailDispatch(config.restateIngressUrl);
+      const finisher = createRestateIssueFinisher(config.restateIngressUrl);
       const log = createJsonLog(opts.logStream ?? process.stdout, config.logLevel, 'workflows');
       const runSweep = () =>
-        sweepQueuedSends(db, dispatch, { olderThanMs: SEND_SWEEP_AGE_MS }).then(
-          (n) => n > 0 && log('info', 'handed queued invoice sends on again', { count: n }),
-          (err: unknown) => log('warn', 'queued-send sweep failed; it runs again in a minute', { err: String(err) }),
-        );
+        Promise.all([
+          sweepQueuedSends(db, dispatch, { olderThanMs: SEND_SWEEP_AGE_MS }).then(
+            (n) => n > 0 && log('info', 'handed queued invoice sends on again', { count: n }),
+            (err: unknown) => log('warn', 'queued-send sweep failed; it runs again in a minute', { err: String(err) }),
+          ),
+          sweepStaleIssues(db, finisher, { olderThanMs: ISSUE_SWEEP_AGE_MS }).then(
+            (n) => n > 0 && log('warn', 'handed interrupted issues to the finisher', { count: n }),
+            (err: unknown) => log('warn', 'interrupted-issue sweep failed; it runs again in a minute', { err: String(err) }),
+          ),
+        ]);
       void runSweep();
       sweep = setInterval(() => void runSweep(), SEND_SWEEP_INTERVAL_MS);
       sweep.unref();
@@ -353,11 +383,13 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
       async close() {
         if (sweep) clearInterval(sweep);
         await ep.close();
+        await ownRenderer?.close();
         await db.close();
       },
     };
   } catch (err) {
     await endpoint?.close();
+    await ownRenderer?.close();
     await db.close();
     throw err;
   }

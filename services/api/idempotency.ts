@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db, Tx } from '../shared/db.ts';
 import type { Keyring } from '../shared/crypto.ts';
 import { DomainError } from '../shared/errors.ts';
+import { storeResponse } from '../idempotency/stored-response.ts';
 import { errorBody } from './plugins/errors.ts';
 
 /**
@@ -12,6 +13,8 @@ import { errorBody } from './plugins/errors.ts';
  * apart by a transaction-scoped advisory lock (the loser gets 409 idempotency_in_progress); should two ever get
  * past it, the primary key on (organisation, key) makes the second transaction roll back and replay the first.
  * A crash at any point rolls back both the effect and the key, so a retry simply runs again.
+ * An effect in two steps (issuing: reserve the number, render, finish) stores its response with its second step;
+ * until then its own records say which key it belongs to (see `continueWith`).
  */
 export interface MutationResult {
   status: number;
@@ -23,7 +26,34 @@ export interface MutationResult {
    * is logged, not answered: the effect is committed, and the engine's sweep picks the work up.
    */
   afterCommit?: () => Promise<void>;
+  /**
+   * The effect is finished after this transaction commits, outside it (an issue renders its PDF between its two
+   * transactions). The transaction then stores no response: the continuation stores it in its own transaction,
+   * together with the rest of the effect, and answers with it. It answers undefined when someone else finished the
+   * effect first; the stored response is then replayed. While it has not finished, requests with the key are the
+   * use case's to recognise (they find the unfinished effect and finish it, or are told it is in progress).
+   */
+  continueWith?: () => Promise<CommittedResponse | undefined>;
 }
+
+/** A response already stored under the key, as the continuation of a two-step effect answers it. */
+export interface CommittedResponse {
+  status: number;
+  body: string | null;
+  location: string | null;
+  afterCommit?: () => Promise<void>;
+}
+
+/** What a use case knows of the request behind it, for effects that store the response themselves. */
+export interface MutationRequest {
+  key: string;
+  requestHash: Buffer;
+}
+
+const inProgress = () =>
+  new DomainError('idempotency_in_progress', 'A request with this Idempotency-Key is still being processed; retry shortly.', {
+    headers: { 'Retry-After': '1' },
+  });
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -85,7 +115,7 @@ export async function mutate(
   deps: MutationDeps,
   req: FastifyRequest,
   reply: FastifyReply,
-  useCase: (tx: Tx) => Promise<MutationResult>,
+  useCase: (tx: Tx, request: MutationRequest) => Promise<MutationResult>,
 ): Promise<FastifyReply> {
   const { db, keyring } = deps;
   const org = req.auth.organizationId;
@@ -94,7 +124,10 @@ export async function mutate(
   const lockId = keyring.mac(`idempotency-lock\n${org}\n${key}`).readBigInt64BE(0).toString();
 
   for (let attempt = 0; ; attempt++) {
-    let outcome: { stored: StoredResponse } | { result: MutationResult; body: string | null };
+    let outcome:
+      | { stored: StoredResponse }
+      | { result: MutationResult; body: string | null }
+      | { continueWith: NonNullable<MutationResult['continueWith']> };
     try {
       outcome = await db.tx(async (tx) => {
         const [probe] = await tx<({ locked: boolean } & Partial<StoredResponse>)[]>`
@@ -102,19 +135,15 @@ export async function mutate(
                  k.request_hash, k.response_status, k.response_body, k.response_location
           FROM (SELECT 1) AS one
           LEFT JOIN idempotency_keys k ON k.organization_id = ${org} AND k.key = ${key}`;
-        if (!probe!.locked) {
-          throw new DomainError('idempotency_in_progress', 'A request with this Idempotency-Key is still being processed; retry shortly.', {
-            headers: { 'Retry-After': '1' },
-          });
-        }
+        if (!probe!.locked) throw inProgress();
         if (probe!.response_status != null) return { stored: probe as StoredResponse };
-        const result = await useCase(tx);
+        const result = await useCase(tx, { key, requestHash: hash });
+        if (result.continueWith) return { continueWith: result.continueWith };
         const body = result.status === 204 ? null : JSON.stringify({ data: result.data ?? null, meta: result.meta ?? {} });
-        const inserted = await tx`
-          INSERT INTO idempotency_keys (organization_id, key, request_hash, response_status, response_body, response_location)
-          VALUES (${org}, ${key}, ${hash}, ${result.status}, ${body === null ? null : keyring.encrypt(body)}, ${result.location ?? null})
-          ON CONFLICT DO NOTHING RETURNING 1`;
-        if (inserted.length === 0) throw new LostRace();
+        const stored = await storeResponse(tx, keyring, {
+          organizationId: org, key, requestHash: hash, status: result.status, body, location: result.location ?? null,
+        });
+        if (!stored) throw new LostRace();
         return { result, body };
       });
     } catch (err) {
@@ -128,14 +157,34 @@ export async function mutate(
       throw err;
     }
     if ('stored' in outcome) return replay(keyring, req, reply, hash, outcome.stored);
-    const { result, body } = outcome;
-    if (result.afterCommit) {
-      await result.afterCommit().catch((err: unknown) => req.log.error({ err }, 'post-commit hand-off failed; the effect is committed and the hand-off is retried by repeating the request'));
+    let committed: CommittedResponse;
+    if ('continueWith' in outcome) {
+      let finished: CommittedResponse | undefined;
+      try {
+        finished = await outcome.continueWith();
+      } catch (err) {
+        // The first step is committed and the rest is finished later (a retry with this key, or the workflows
+        // process): the caller is told to retry, as for a request still in progress.
+        req.log.error({ err }, 'a committed effect could not be finished now; it is finished by a retry or by the workflows process');
+        throw inProgress();
+      }
+      // Someone else finished it first: their stored response is the answer.
+      if (!finished) {
+        if (attempt < 3) continue;
+        throw inProgress();
+      }
+      committed = finished;
+    } else {
+      const { result, body } = outcome;
+      committed = { status: result.status, body, location: result.location ?? null, ...(result.afterCommit ? { afterCommit: result.afterCommit } : {}) };
     }
-    if (result.location) reply.header('Location', result.location);
-    reply.code(result.status);
-    if (body === null) return reply.send();
-    return reply.type('application/json; charset=utf-8').send(body);
+    if (committed.afterCommit) {
+      await committed.afterCommit().catch((err: unknown) => req.log.error({ err }, 'post-commit hand-off failed; the effect is committed and the hand-off is retried by repeating the request'));
+    }
+    if (committed.location) reply.header('Location', committed.location);
+    reply.code(committed.status);
+    if (committed.body === null) return reply.send();
+    return reply.type('application/json; charset=utf-8').send(committed.body);
   }
 }
 

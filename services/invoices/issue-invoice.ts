@@ -1,17 +1,15 @@
-import type { Invoice, IssueBody } from '../../contracts/invoices.ts';
+import type { IssueBody } from '../../contracts/invoices.ts';
 import type { DocumentStore } from '../documents/document-store.ts';
 import type { PdfRenderer } from '../documents/pdf-renderer.ts';
 import type { Keyring } from '../shared/crypto.ts';
 import type { Queryable } from '../shared/db.ts';
 import { addDays, type Clock } from '../shared/clock.ts';
 import { DomainError, notFound } from '../shared/errors.ts';
-import { recordEvent } from '../events/record-event.ts';
-import { findInvoiceRow, getInvoiceOrThrow, loadLines, type InvoiceRow, type LineRow } from './invoice-queries.ts';
+import { findInvoiceRow, type InvoiceRow, type LineRow } from './invoice-queries.ts';
 import { computeTotals } from './invoice-totals.ts';
 import { loadBuyer, loadSeller, printedBuyer, printedSeller, type BuyerSnapshot, type SellerSnapshot } from './document-parties.ts';
 import type { ExemptionReason, InvoiceDocumentView } from './invoice-document.ts';
 import { notEditable } from './replace-invoice.ts';
-import { recordTimeline } from './record-timeline.ts';
 
 export interface IssueDeps {
   keyring: Keyring;
@@ -84,19 +82,32 @@ export function documentView(
   };
 }
 
+export interface IssueRequest {
+  /** The request that issues: its response is stored under this key when the issue finishes, whoever finishes it. */
+  idempotencyKey: string;
+  requestHash: Buffer;
+  responseStatus: number;
+  responseLocation: string | null;
+  /** send=true on create: the finishing transaction queues the mail too. */
+  send: boolean;
+}
+
 /**
- * Issues a draft: number, frozen content, PDF and its SHA-256 are written in the caller's transaction, so they
- * exist together or not at all; a crash anywhere rolls the whole issue back and gives the number back.
- * The PDF is rendered while the series row is locked, which serialises one organisation's issuing behind the
- * renderer (measured in the benchmark); other organisations issue in parallel.
+ * Step 1 of issuing, in the caller's short transaction: checks the draft, takes the organisation's next number
+ * and freezes the invoice (status 'issuing': number, dates, seller and buyer as printed). The PDF is rendered after
+ * this commits, outside any transaction, and `finishIssue` completes the issue. Readers see a draft that can no
+ * longer be edited until then, never an issued invoice without its PDF. The series row is locked only for the
+ * moments of this transaction, so one organisation's issues render in parallel; a reserved number is never given
+ * back (every reservation is finished), so the series keeps no gap and no duplicate.
  */
-export async function issueInvoice(
+export async function reserveIssue(
   sql: Queryable,
-  deps: IssueDeps,
+  deps: Pick<IssueDeps, 'keyring' | 'clock'>,
   organizationId: string,
   id: string,
   body: IssueBody,
-): Promise<Invoice> {
+  request: IssueRequest,
+): Promise<void> {
   const row = await findInvoiceRow(sql, organizationId, id, { lock: true });
   if (!row) throw notFound('invoice_not_found', 'invoice');
   if (row.status !== 'draft' || row.type !== 'invoice') throw notEditable();
@@ -110,26 +121,14 @@ export async function issueInvoice(
       details: [{ path: '/dueDate', message: 'must be a date up to 9999-12-31' }],
     });
   }
-  const lines = (await loadLines(sql, [id])).get(id) ?? [];
   const number = await takeNextNumber(sql, organizationId);
-  const view = documentView('invoice', number, issueDate, dueDate, seller, buyer, row, lines, null);
-  const pdf = await deps.pdf.renderInvoice(view);
-  const doc = await deps.documents.put(sql, { organizationId, contentType: 'application/pdf', bytes: pdf });
   await sql`
-    UPDATE invoices SET status = 'issued', number = ${number}, issue_date = ${issueDate}, due_date = ${dueDate},
-      seller_snapshot = ${sql.json(view.seller as never)}, buyer_snapshot = ${sql.json(view.buyer as never)},
-      document_sha256 = ${doc.sha256}, issued_at = now(), updated_at = now()
+    UPDATE invoices SET status = 'issuing', number = ${number}, issue_date = ${issueDate}, due_date = ${dueDate},
+      seller_snapshot = ${sql.json(printedSeller(seller) as never)}, buyer_snapshot = ${sql.json(printedBuyer(buyer) as never)},
+      updated_at = now()
     WHERE organization_id = ${organizationId} AND id = ${id} AND status = 'draft'`;
-  await recordEvent(sql, {
-    organizationId,
-    type: 'invoice.issued',
-    family: 'invoice',
-    entityId: id,
-    data: {
-      invoiceId: id, number, customerId: row.customer_id, issueDate, dueDate,
-      netOere: row.net_oere, vatOere: row.vat_oere, grossOere: row.gross_oere, externalReference: row.external_reference,
-    },
-  });
-  await recordTimeline(sql, organizationId, id, 'issued', { number });
-  return getInvoiceOrThrow(sql, organizationId, id);
+  await sql`
+    INSERT INTO invoice_issues (invoice_id, organization_id, idempotency_key, request_hash, response_status, response_location, send, language)
+    VALUES (${id}, ${organizationId}, ${request.idempotencyKey}, ${request.requestHash}, ${request.responseStatus},
+            ${request.responseLocation}, ${request.send}, ${buyer.language})`;
 }

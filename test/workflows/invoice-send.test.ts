@@ -5,9 +5,10 @@ import { SMTPServer } from 'smtp-server';
 import { createSmtpMailer } from '../../activities/mail/smtp-mailer.ts';
 import { createRestateMailDispatch } from '../../services/invoices/restate-mail-dispatch.ts';
 import { sweepQueuedSends } from '../../services/invoices/sweep-queued-sends.ts';
+import { createRestateIssueFinisher, sweepStaleIssues } from '../../services/invoices/sweep-stale-issues.ts';
 import { freePort } from '../../deploy/local/ports.ts';
 import { createActivities, registerDeployment, startWorkflowsEndpoint, type WorkflowsEndpoint } from '../../workflows/main.ts';
-import { call, createTestOrg, startTestApp, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
+import { call, createTestOrg, startTestApp, testDb, testRenderer, type TestApp, type TestOrg } from '../helpers/context.ts';
 import { startTestRestate, type TestRestate } from '../helpers/restate.ts';
 import { header, leaves, parseMime } from '../helpers/mime.ts';
 
@@ -48,7 +49,7 @@ describe('sending invoices by e-mail', () => {
       activities: createActivities(
         db,
         { idempotencyRetentionDays: 30, mailFromAddress: 'no-reply@faktura.invalid', publicApiUrl: 'http://127.0.0.1:9' },
-        { keyring, mailer: createSmtpMailer(smtpUrl, () => {}) },
+        { keyring, mailer: createSmtpMailer(smtpUrl, () => {}), pdf: testRenderer() },
       ),
       host: '127.0.0.1',
       port: await freePort(),
@@ -147,6 +148,44 @@ describe('sending invoices by e-mail', () => {
       assert.deepEqual(await timeline(res.body.data.id, 'delivered'), ['created', 'issued', 'sent', 'delivered']);
     } finally {
       await lost.close();
+    }
+  });
+
+  it('an issue whose PDF could not be rendered is finished by the InvoiceIssue workflow, mail included; the retry replays it', async () => {
+    const broken = await startTestApp({
+      mailDispatch: createRestateMailDispatch(restate.ingressUrl),
+      pdf: { renderInvoice: () => Promise.reject(new Error('renderer crashed')), close: async () => {} },
+    });
+    try {
+      const key = `issue-finish-${Date.now()}`;
+      const body = { customerId: await customer('finish@kunde.dk'), lines };
+      const first = await call(broken.app, 'POST', '/v1/invoices?send=true', { key: org.apiKey, body, idempotencyKey: key });
+      assert.equal(first.status, 409);
+      assert.equal(first.body.error.code, 'idempotency_in_progress');
+      assert.equal(first.headers['retry-after'], '1');
+      const [reserved] = await testDb().db.sql<{ invoice_id: string }[]>`SELECT invoice_id FROM invoice_issues WHERE idempotency_key = ${key}`;
+      const id = reserved!.invoice_id;
+      const locked = (await call(t.app, 'GET', `/v1/invoices/${id}`, { key: org.apiKey })).body.data;
+      assert.deepEqual([locked.status, locked.number], ['draft', null], 'not issued for any reader before its PDF exists');
+
+      const handed = await sweepStaleIssues(testDb().db, createRestateIssueFinisher(restate.ingressUrl), { olderThanMs: 0 });
+      assert.ok(handed >= 1);
+      assert.deepEqual(await timeline(id, 'delivered'), ['created', 'issued', 'sent', 'delivered']);
+      const [left] = await testDb().db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM invoice_issues WHERE invoice_id = ${id}`;
+      assert.equal(left!.n, 0);
+
+      const retry = await call(t.app, 'POST', '/v1/invoices?send=true', { key: org.apiKey, body, idempotencyKey: key });
+      assert.equal(retry.status, 201);
+      assert.equal(retry.headers['idempotent-replayed'], 'true');
+      assert.equal(retry.headers.location, `/v1/invoices/${id}`);
+      assert.equal(retry.body.data.id, id);
+      assert.equal(retry.body.data.status, 'issued');
+      assert.equal(typeof retry.body.data.number, 'number');
+      assert.deepEqual(retry.body.meta, { send: { status: 'sent' }, replayed: true });
+      const pdf = await t.app.inject({ method: 'GET', url: `/v1/invoices/${id}/pdf`, headers: { authorization: `Bearer ${org.apiKey}` } });
+      assert.equal(pdf.statusCode, 200);
+    } finally {
+      await broken.close();
     }
   });
 

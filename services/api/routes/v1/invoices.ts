@@ -3,7 +3,8 @@ import { Type, type Static } from 'typebox';
 import { Envelope, ListEnvelope } from '../../../../contracts/common.ts';
 import { Invoice, InvoiceCreate, InvoiceCreateQuery, InvoiceListQuery, InvoiceReplace, IssueBody } from '../../../../contracts/invoices.ts';
 import { createInvoice } from '../../../invoices/create-invoice.ts';
-import { issueInvoice } from '../../../invoices/issue-invoice.ts';
+import { reserveIssue } from '../../../invoices/issue-invoice.ts';
+import { findPendingIssue, finishIssue } from '../../../invoices/finish-issue.ts';
 import { replaceInvoice } from '../../../invoices/replace-invoice.ts';
 import { deleteInvoice } from '../../../invoices/delete-invoice.ts';
 import { listInvoices } from '../../../invoices/list-invoices.ts';
@@ -13,8 +14,9 @@ import { getTimeline } from '../../../invoices/get-timeline.ts';
 import { creditInvoice } from '../../../invoices/credit-invoice.ts';
 import { requestInvoiceSend } from '../../../invoices/send-invoice.ts';
 import { DomainError } from '../../../shared/errors.ts';
+import type { Queryable } from '../../../shared/db.ts';
 import { KeyedMutex } from '../../../shared/keyed-mutex.ts';
-import { mutate } from '../../idempotency.ts';
+import { mutate, type CommittedResponse, type MutationRequest, type MutationResult } from '../../idempotency.ts';
 import type { AppDeps } from '../../app.ts';
 
 const InvoiceParams = Type.Object({ invoiceId: Type.String({ description: 'Invoice id (UUID)' }) }, { additionalProperties: false });
@@ -23,6 +25,8 @@ const TimelineItem = Type.Object({ code: Type.String(), at: Type.String({ format
 const tags = ['Invoices'];
 
 type Params = { invoiceId: string };
+
+const reservedFor = (request: MutationRequest) => ({ idempotencyKey: request.key, requestHash: request.requestHash });
 
 /** Sends the stored PDF bytes as they are, with their hash as the ETag. */
 export function sendPdf(reply: FastifyReply, doc: { bytes: Buffer; sha256: string; number: number }, name: string): FastifyReply {
@@ -34,10 +38,44 @@ export function sendPdf(reply: FastifyReply, doc: { bytes: Buffer; sha256: strin
     .send(doc.bytes);
 }
 
+/**
+ * A retry that finds its earlier attempt's reservation this young is told to wait (409 idempotency_in_progress):
+ * that attempt is most likely still rendering. An older one is finished by the retry itself.
+ */
+const RESUME_AFTER_MS = 15_000;
+
 export function invoiceRoutes(app: FastifyInstance, deps: AppDeps): void {
   const { db, keyring } = deps;
-  // Issues of one organisation queue in this process, not on the series row lock while holding a connection.
+  // Credit notes of one organisation queue in this process, not on the series row lock while holding a connection
+  // (a credit note renders inside its transaction).
   const series = new KeyedMutex();
+
+  /** Step 2 and 3 of an issue, after the reservation committed: render, then commit the rest with the response. */
+  const finish = (invoiceId: string) => async (): Promise<CommittedResponse | undefined> => {
+    const done = await finishIssue(deps, invoiceId);
+    if (!done) return undefined;
+    return {
+      status: done.status,
+      body: done.body,
+      location: done.location,
+      ...(done.dispatchMail ? { afterCommit: () => deps.mailDispatch.dispatch(done.organizationId, done.invoiceId) } : {}),
+    };
+  };
+
+  /** The request's earlier attempt reserved a number and did not finish: finish it now, or say it is still running. */
+  const resume = async (tx: Queryable, org: string, request: MutationRequest): Promise<MutationResult | undefined> => {
+    const pending = await findPendingIssue(tx, org, request.key);
+    if (!pending) return undefined;
+    if (!pending.requestHash.equals(request.requestHash)) {
+      throw new DomainError('idempotency_conflict', 'This Idempotency-Key was already used with a different request (method, path, query flags or body).');
+    }
+    if (pending.ageMs < RESUME_AFTER_MS) {
+      throw new DomainError('idempotency_in_progress', 'A request with this Idempotency-Key is still being processed; retry shortly.', {
+        headers: { 'Retry-After': '1' },
+      });
+    }
+    return { status: 200, continueWith: finish(pending.invoiceId) };
+  };
 
   app.get<{ Querystring: InvoiceListQuery }>(
     '/invoices',
@@ -82,21 +120,17 @@ export function invoiceRoutes(app: FastifyInstance, deps: AppDeps): void {
       const send = req.query.send === true;
       const issue = req.query.issue === true || send;
       const org = req.auth.organizationId;
-      const run = () => mutate(deps, req, reply, async (tx) => {
-        let invoice = await createInvoice(tx, keyring, org, body);
-        if (issue) invoice = await issueInvoice(tx, deps, org, invoice.id, {});
-        if (!send) return { status: 201, data: invoice, location: `/v1/invoices/${invoice.id}` };
-        const requested = await requestInvoiceSend(tx, keyring, org, invoice.id, deps.mailDomain);
-        const id = invoice.id;
-        return {
-          status: 201,
-          data: invoice,
-          meta: { send: requested.send },
-          location: `/v1/invoices/${id}`,
-          ...(requested.dispatch ? { afterCommit: () => deps.mailDispatch.dispatch(org, id) } : {}),
-        };
+      return mutate(deps, req, reply, async (tx, request) => {
+        const resumed = await resume(tx, org, request);
+        if (resumed) return resumed;
+        const invoice = await createInvoice(tx, keyring, org, body);
+        const location = `/v1/invoices/${invoice.id}`;
+        if (issue) {
+          await reserveIssue(tx, deps, org, invoice.id, {}, { ...reservedFor(request), responseStatus: 201, responseLocation: location, send });
+          return { status: 201, continueWith: finish(invoice.id) };
+        }
+        return { status: 201, data: invoice, location };
       });
-      return issue ? series.run(org, run) : run();
     },
   );
 
@@ -156,12 +190,15 @@ export function invoiceRoutes(app: FastifyInstance, deps: AppDeps): void {
       },
     },
     (req, reply) =>
-      series.run(req.auth.organizationId, () =>
-        mutate(deps, req, reply, async (tx) => ({
-          status: 200,
-          data: await issueInvoice(tx, deps, req.auth.organizationId, req.params.invoiceId, req.body ?? {}),
-        })),
-      ),
+      mutate(deps, req, reply, async (tx, request) => {
+        const org = req.auth.organizationId;
+        const resumed = await resume(tx, org, request);
+        if (resumed) return resumed;
+        await reserveIssue(tx, deps, org, req.params.invoiceId, req.body ?? {}, {
+          ...reservedFor(request), responseStatus: 200, responseLocation: null, send: false,
+        });
+        return { status: 200, continueWith: finish(req.params.invoiceId) };
+      }),
   );
 
   app.post<{ Params: Params }>(

@@ -1,0 +1,139 @@
+import type { DocumentStore } from '../documents/document-store.ts';
+import type { PdfRenderer } from '../documents/pdf-renderer.ts';
+import type { Keyring } from '../shared/crypto.ts';
+import type { Db, Queryable } from '../shared/db.ts';
+import { recordEvent } from '../events/record-event.ts';
+import { responseJson, storeResponse } from '../idempotency/stored-response.ts';
+import type { BuyerSnapshot } from './document-parties.ts';
+import type { InvoiceDocumentView } from './invoice-document.ts';
+import { findInvoiceRow, getInvoiceOrThrow, loadLines } from './invoice-queries.ts';
+import { documentView } from './issue-invoice.ts';
+import { recordTimeline } from './record-timeline.ts';
+import { requestInvoiceSend } from './send-invoice.ts';
+
+export interface FinishIssueDeps {
+  db: Db;
+  keyring: Keyring;
+  pdf: PdfRenderer;
+  documents: DocumentStore;
+  mailDomain: string;
+}
+
+/** The finished issue's response, exactly as stored under the reserving request's Idempotency-Key. */
+export interface FinishedIssue {
+  organizationId: string;
+  invoiceId: string;
+  status: number;
+  body: string;
+  location: string | null;
+  /** A send was queued in the finishing transaction: hand it to the mail workflow after commit. */
+  dispatchMail: boolean;
+}
+
+interface Reservation {
+  organization_id: string;
+  idempotency_key: string;
+  request_hash: Buffer;
+  response_status: number;
+  response_location: string | null;
+  send: boolean;
+  language: 'da' | 'en';
+}
+
+const findReservation = async (sql: Queryable, invoiceId: string, lock: boolean) =>
+  (await sql<Reservation[]>`
+    SELECT organization_id, idempotency_key, request_hash, response_status, response_location, send, language
+    FROM invoice_issues WHERE invoice_id = ${invoiceId} ${lock ? sql`FOR UPDATE` : sql``}`)[0];
+
+/** The reserved invoice's document, built only from what the reservation froze. */
+async function reservedView(sql: Queryable, invoiceId: string): Promise<{ organizationId: string; view: InvoiceDocumentView } | undefined> {
+  const reservation = await findReservation(sql, invoiceId, false);
+  if (!reservation) return undefined;
+  const org = reservation.organization_id;
+  const row = await findInvoiceRow(sql, org, invoiceId, { type: 'invoice' });
+  if (!row || row.status !== 'issuing') return undefined;
+  const [snap] = await sql<{ seller_snapshot: InvoiceDocumentView['seller']; buyer_snapshot: InvoiceDocumentView['buyer'] }[]>`
+    SELECT seller_snapshot, buyer_snapshot FROM invoices WHERE organization_id = ${org} AND id = ${invoiceId}`;
+  const buyer: BuyerSnapshot = { ...snap!.buyer_snapshot, language: reservation.language, email: null };
+  const lines = (await loadLines(sql, [invoiceId])).get(invoiceId) ?? [];
+  return { organizationId: org, view: documentView('invoice', row.number!, row.issue_date!, row.due_date, snap!.seller_snapshot, buyer, row, lines, null) };
+}
+
+/**
+ * Steps 2 and 3 of issuing (step 1 is `reserveIssue`): renders the reserved invoice's PDF outside any transaction,
+ * then in one transaction stores it write-once, marks the invoice issued, writes `invoice.issued` and the timeline,
+ * queues the mail when the request asked for it, stores the reserving request's response under its Idempotency-Key
+ * and removes the reservation. So the number, the frozen content, the PDF and the answer appear together.
+ *
+ * Safe to run more than once and from several places at a time (the request, its retry, the workflows process
+ * after a crash): the reservation row is locked and removed by the one that commits; the others find it gone and
+ * answer undefined, and the caller replays the stored response.
+ */
+export async function finishIssue(deps: FinishIssueDeps, invoiceId: string): Promise<FinishedIssue | undefined> {
+  const reserved = await deps.db.read((sql) => reservedView(sql, invoiceId));
+  if (!reserved) return undefined;
+  const pdf = await deps.pdf.renderInvoice(reserved.view);
+  return deps.db.tx(async (tx) => {
+    const reservation = await findReservation(tx, invoiceId, true);
+    if (!reservation) return undefined;
+    const org = reservation.organization_id;
+    const row = (await findInvoiceRow(tx, org, invoiceId, { lock: true }))!;
+    const doc = await deps.documents.put(tx, { organizationId: org, contentType: 'application/pdf', bytes: pdf });
+    await tx`
+      UPDATE invoices SET status = 'issued', document_sha256 = ${doc.sha256}, issued_at = now(), updated_at = now()
+      WHERE organization_id = ${org} AND id = ${invoiceId} AND status = 'issuing'`;
+    await recordEvent(tx, {
+      organizationId: org,
+      type: 'invoice.issued',
+      family: 'invoice',
+      entityId: invoiceId,
+      data: {
+        invoiceId, number: row.number, customerId: row.customer_id, issueDate: row.issue_date, dueDate: row.due_date,
+        netOere: row.net_oere, vatOere: row.vat_oere, grossOere: row.gross_oere, externalReference: row.external_reference,
+      },
+    });
+    await recordTimeline(tx, org, invoiceId, 'issued', { number: row.number });
+    let meta: Record<string, unknown> = {};
+    let dispatchMail = false;
+    if (reservation.send) {
+      const requested = await requestInvoiceSend(tx, deps.keyring, org, invoiceId, deps.mailDomain);
+      meta = { send: requested.send };
+      dispatchMail = requested.dispatch;
+    }
+    const body = responseJson(await getInvoiceOrThrow(tx, org, invoiceId), meta);
+    // The key cannot have a response yet: the reserving request stored none, and every other request with this key
+    // found the reservation and came here. Should one exist all the same, this transaction must not commit.
+    const stored = await storeResponse(tx, deps.keyring, {
+      organizationId: org,
+      key: reservation.idempotency_key,
+      requestHash: reservation.request_hash,
+      status: reservation.response_status,
+      body,
+      location: reservation.response_location,
+    });
+    if (!stored) throw new Error(`the Idempotency-Key of the issue of ${invoiceId} already has a response`);
+    await tx`DELETE FROM invoice_issues WHERE invoice_id = ${invoiceId}`;
+    return { organizationId: org, invoiceId, status: reservation.response_status, body, location: reservation.response_location, dispatchMail };
+  });
+}
+
+/** The reservation a request with this key made earlier and did not finish, if there is one. */
+export async function findPendingIssue(
+  sql: Queryable,
+  organizationId: string,
+  key: string,
+): Promise<{ invoiceId: string; requestHash: Buffer; ageMs: number } | undefined> {
+  const [row] = await sql<{ invoice_id: string; request_hash: Buffer; age_ms: number }[]>`
+    SELECT invoice_id, request_hash, (extract(epoch FROM now() - reserved_at) * 1000)::float8 AS age_ms
+    FROM invoice_issues WHERE organization_id = ${organizationId} AND idempotency_key = ${key}`;
+  return row ? { invoiceId: row.invoice_id, requestHash: row.request_hash, ageMs: row.age_ms } : undefined;
+}
+
+/** Reservations older than `olderThanMs`: their request died or lost its renderer, so the workflows process finishes them. */
+export async function findStaleIssues(db: Db, olderThanMs: number, limit = 100): Promise<string[]> {
+  const rows = await db.read((sql) => sql<{ invoice_id: string }[]>`
+    SELECT invoice_id FROM invoice_issues
+    WHERE reserved_at < now() - make_interval(secs => ${olderThanMs / 1000})
+    ORDER BY reserved_at LIMIT ${limit}`);
+  return rows.map((r) => r.invoice_id);
+}

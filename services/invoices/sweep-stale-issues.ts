@@ -1,0 +1,33 @@
+import type { Db } from '../shared/db.ts';
+import { findStaleIssues } from './finish-issue.ts';
+
+/** Hands a reserved, unfinished issue to the durable finisher. Implemented over Restate. */
+export interface IssueFinisher {
+  finish(invoiceId: string): Promise<void>;
+}
+
+/**
+ * Hands every issue reserved longer than `olderThanMs` ago to the durable finisher: its request died between the
+ * reservation and the finish, or could not render. Safe to repeat: finishing is idempotent. Returns how many.
+ */
+export async function sweepStaleIssues(db: Db, finisher: IssueFinisher, opts: { olderThanMs: number; limit?: number }): Promise<number> {
+  const ids = await findStaleIssues(db, opts.olderThanMs, opts.limit);
+  for (const id of ids) await finisher.finish(id);
+  return ids.length;
+}
+
+/** The finisher over Restate's ingress: a one-way call to the InvoiceIssue object of the invoice. */
+export function createRestateIssueFinisher(ingressUrl: string): IssueFinisher {
+  const base = ingressUrl.replace(/\/+$/, '');
+  return {
+    async finish(invoiceId) {
+      const res = await fetch(`${base}/InvoiceIssue/${encodeURIComponent(invoiceId)}/finish/send`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: 'null',
+        signal: AbortSignal.timeout(5000),
+      });
+      if (res.status !== 202 && res.status !== 200) throw new Error(`Restate refused the issue hand-off: ${res.status} ${await res.text()}`);
+    },
+  };
+}
