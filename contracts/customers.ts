@@ -67,6 +67,9 @@ export const CustomerListQuery = Type.Object(
     cvr: Type.Optional(Type.String({ minLength: 1, maxLength: 8 })),
     email: Type.Optional(Type.String({ minLength: 1, maxLength: 254 })),
     externalReference: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    pastDue: Type.Optional(
+      Type.Boolean({ description: "true: only customers whose balance is past due (the organisation's thresholds); false: only the others" }),
+    ),
     ...ListQuery,
   },
   { additionalProperties: false },

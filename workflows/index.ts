@@ -2,11 +2,29 @@ import type { EndpointOptions } from '@restatedev/restate-sdk';
 import { createHousekeeping, type HousekeepingActivities } from './housekeeping.ts';
 import { createInvoiceMail, type InvoiceMailActivities } from './invoice-mail.ts';
 import { createInvoiceIssue, type InvoiceIssueActivities } from './invoice-issue.ts';
+import { createWebhookDelivery, type WebhookDeliveryActivities } from './webhook-delivery.ts';
+import { createWebhookEvents, type WebhookEventsActivities } from './webhook-events.ts';
+import { createBusinessClock, type BusinessClockActivities } from './business-clock.ts';
+import { createPaymentReceipt, type PaymentReceiptActivities } from './payment-receipt.ts';
 
 /** Every side effect the workflows call, injected so that workflow files never touch the database themselves. */
-export type Activities = HousekeepingActivities & InvoiceMailActivities & InvoiceIssueActivities;
+export type Activities = HousekeepingActivities &
+  InvoiceMailActivities &
+  InvoiceIssueActivities &
+  WebhookDeliveryActivities &
+  WebhookEventsActivities &
+  BusinessClockActivities &
+  PaymentReceiptActivities;
 
 /** The Restate services, objects and workflows the endpoint serves. */
 export function createServices(activities: Activities): EndpointOptions['services'] {
-  return [createHousekeeping(activities), createInvoiceMail(activities), createInvoiceIssue(activities)];
+  return [
+    createHousekeeping(activities),
+    createInvoiceMail(activities),
+    createInvoiceIssue(activities),
+    createWebhookEvents(activities),
+    createWebhookDelivery(activities),
+    createBusinessClock(activities),
+    createPaymentReceipt(activities),
+  ];
 }

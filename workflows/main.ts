@@ -24,12 +24,30 @@ import { finishIssue } from '../services/invoices/finish-issue.ts';
 import type { PdfRenderer } from '../services/documents/pdf-renderer.ts';
 import { createChromiumRenderer } from '../activities/pdf/chromium-renderer.ts';
 import { createRestateMailDispatch } from '../services/invoices/restate-mail-dispatch.ts';
+import { renderPaymentReceipt } from '../services/payments/render-receipt.ts';
+import { createRestateReceiptDispatch } from '../services/payments/receipt-dispatch.ts';
+import { sweepPendingReceipts } from '../services/payments/sweep-receipts.ts';
+import { deliverWebhook, dueWakeUps, fanOutAndDeliver, type WebhookActivityDeps } from '../activities/webhooks/webhook-activities.ts';
+import { createWebhookAgents } from '../activities/webhooks/post-webhook.ts';
+import { overdueOrganizations } from '../services/webhooks/delivery-store.ts';
+import type { Resolver } from '../services/webhooks/url-policy.ts';
+import { createBusinessClock as createPostgresBusinessClock } from '../services/clock/business-clock.ts';
+import { createRestateWakeups } from '../services/clock/wakeups.ts';
+import type { Clock } from '../services/shared/clock.ts';
+import { startEventRelay, type RunningRelay } from '../services/events/event-relay.ts';
+import { createRestateEventForwarder } from '../services/events/restate-event-forwarder.ts';
 
 /** A send still queued this long after it was requested has lost its hand-off to the engine. */
 export const SEND_SWEEP_AGE_MS = 2 * 60 * 1000;
 export const SEND_SWEEP_INTERVAL_MS = 60 * 1000;
 /** An issue reserved this long ago and not finished has lost its request (a healthy one finishes in a second or two). */
 export const ISSUE_SWEEP_AGE_MS = 60 * 1000;
+/** A receipt still unrendered this long after its payment was booked has lost its hand-off (one renders in a second). */
+export const RECEIPT_SWEEP_AGE_MS = 2 * 60 * 1000;
+/** The event relay drains its outbox at least this often (notifications make it immediate in the normal case). */
+export const EVENT_RELAY_SWEEP_MS = 5 * 1000;
+/** A wake-index row this far past its business time has lost its wake-up; the sweep pokes its organisation. */
+export const WAKE_SWEEP_GRACE_MS = 60 * 1000;
 import type { Mailer } from '../services/mail/mail-port.ts';
 import { createKeyring, type Keyring } from '../services/shared/crypto.ts';
 import { resolveMasterKey } from '../services/shared/dev-secrets.ts';
@@ -44,15 +62,27 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export interface ActivityResources {
   keyring: Keyring;
   mailer: Mailer;
-  /** Renders the PDFs the workflows finish (issues whose request died); the browser starts on the first render. */
+  /** Renders the PDFs the workflows make (payment receipts, issues whose request died); the browser starts on the first render. */
   pdf: PdfRenderer;
+  /** Business time; defaults to the organisations' clocks read through the activities' pool. */
+  clock?: Clock;
+  /** DNS for webhook deliveries; tests inject one to play a rebinding name server. */
+  webhookResolve?: Resolver;
 }
 
 export function createActivities(
   db: Db,
-  config: Pick<Config, 'idempotencyRetentionDays' | 'mailFromAddress' | 'publicApiUrl'>,
+  config: Pick<Config, 'idempotencyRetentionDays' | 'mailFromAddress' | 'publicApiUrl'> & Partial<Pick<Config, 'webhookAllowLoopback'>>,
   resources: ActivityResources,
 ): Activities {
+  const webhooks: WebhookActivityDeps = {
+    db,
+    keyring: resources.keyring,
+    clock: resources.clock ?? createPostgresBusinessClock(db.sql),
+    policy: { allowLoopback: config.webhookAllowLoopback ?? false },
+    agents: createWebhookAgents(),
+    ...(resources.webhookResolve ? { resolve: resources.webhookResolve } : {}),
+  };
   const mail: InvoiceMailDeps = {
     db,
     keyring: resources.keyring,
@@ -72,6 +102,10 @@ export function createActivities(
       return { finished: done !== undefined, mail: done?.dispatchMail ?? false };
     },
     purgeIdempotencyKeys: () => db.read((sql) => purgeIdempotencyKeys(sql, config.idempotencyRetentionDays)),
+    renderPaymentReceipt: (paymentId) => renderPaymentReceipt({ db, keyring: resources.keyring, pdf: resources.pdf, documents }, paymentId),
+    deliverWebhook: (deliveryId) => deliverWebhook(webhooks, deliveryId),
+    fanOutAndDeliver: (eventId, organizationId) => fanOutAndDeliver(webhooks, eventId, organizationId),
+    dueWakeUps: (organizationId, after, limit) => dueWakeUps(webhooks, organizationId, after, limit),
     mailInvoice: (invoiceId) => mailInvoice(mail, invoiceId),
     recordInvoiceMail: (invoiceId, attempt) => recordInvoiceMail(mail, invoiceId, attempt as MailAttempt),
     markInvoiceMailUndeliverable: async (invoiceId, reason) => {
@@ -325,6 +359,7 @@ type WorkflowsConfig = Pick<
   | 'dataDir'
   | 'encryptionKey'
   | 'nodeEnv'
+  | 'webhookAllowLoopback'
 >;
 
 export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOptions = {}): Promise<RunningWorkflows> {
@@ -334,8 +369,12 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
   }
   const poolMax = Math.min(config.dbPoolMax, 5);
   const db = new Db(createSql(config.databaseUrl, { max: poolMax }), poolMax);
+  // The business clock reads through a pool of its own, so a step inside a transaction never waits on itself.
+  const clockSql = createSql(config.databaseUrl, { max: 2 });
+  const clock = createPostgresBusinessClock(clockSql);
   let endpoint: WorkflowsEndpoint | undefined;
-  // One page: finishing an interrupted issue is rare, and the browser is launched only if it happens.
+  // One page: receipts render one at a time (each in well under a second) and interrupted issues are rare; the
+  // browser is launched on the first render.
   const ownRenderer = opts.pdf ? undefined : createChromiumRenderer({ poolSize: 1 });
   const pdf = opts.pdf ?? ownRenderer!;
   try {
@@ -344,6 +383,7 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
         keyring: opts.keyring ?? createKeyring(resolveMasterKey(config).key),
         mailer: opts.mailer ?? createMailer(config, createJsonLog(opts.logStream ?? process.stdout, config.logLevel, 'mail')),
         pdf,
+        clock,
       }),
       host: config.workflowsHost,
       port: config.workflowsPort,
@@ -353,6 +393,7 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
     });
     let registration: Registration | undefined;
     let sweep: NodeJS.Timeout | undefined;
+    let relay: RunningRelay | undefined;
     if (config.restateAdminUrl && config.restateIngressUrl) {
       registration = await registerDeployment(config.restateAdminUrl, endpoint.url);
       await startHousekeeping(config.restateIngressUrl);
@@ -360,6 +401,7 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
       // reserving the number and finishing are finished: at start, then every minute.
       const dispatch = createRestateMailDispatch(config.restateIngressUrl);
       const finisher = createRestateIssueFinisher(config.restateIngressUrl);
+      const receipts = createRestateReceiptDispatch(config.restateIngressUrl);
       const log = createJsonLog(opts.logStream ?? process.stdout, config.logLevel, 'workflows');
       const runSweep = () =>
         Promise.all([
@@ -371,9 +413,29 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
             (n) => n > 0 && log('warn', 'handed interrupted issues to the finisher', { count: n }),
             (err: unknown) => log('warn', 'interrupted-issue sweep failed; it runs again in a minute', { err: String(err) }),
           ),
+          sweepPendingReceipts(db, receipts, { olderThanMs: RECEIPT_SWEEP_AGE_MS }).then(
+            (n) => n > 0 && log('info', 'handed pending receipts on again', { count: n }),
+            (err: unknown) => log('warn', 'pending-receipt sweep failed; it runs again in a minute', { err: String(err) }),
+          ),
         ]);
+      // Committed events go to the engine as soon as they are committed (notification), and whatever a crash left in
+      // the outbox goes at start and on every sweep; wake-ups that were lost are found in the wake index.
+      relay = await startEventRelay(db, createRestateEventForwarder(config.restateIngressUrl), { sweepIntervalMs: EVENT_RELAY_SWEEP_MS, log });
+      const wakeups = createRestateWakeups(config.restateIngressUrl);
+      const runWakeSweep = () =>
+        overdueOrganizations(db, WAKE_SWEEP_GRACE_MS).then(
+          async (orgs) => {
+            for (const org of orgs) await wakeups.wakeDue(org);
+            if (orgs.length > 0) log('info', 'woke organisations with overdue timed steps', { count: orgs.length });
+          },
+          (err: unknown) => log('warn', 'wake sweep failed; it runs again in a minute', { err: String(err) }),
+        ).catch((err: unknown) => log('warn', 'wake sweep could not reach the engine; it runs again in a minute', { err: String(err) }));
       void runSweep();
-      sweep = setInterval(() => void runSweep(), SEND_SWEEP_INTERVAL_MS);
+      void runWakeSweep();
+      sweep = setInterval(() => {
+        void runSweep();
+        void runWakeSweep();
+      }, SEND_SWEEP_INTERVAL_MS);
       sweep.unref();
     }
     const ep = endpoint;
@@ -382,15 +444,18 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
       registration,
       async close() {
         if (sweep) clearInterval(sweep);
+        await relay?.close();
         await ep.close();
         await ownRenderer?.close();
         await db.close();
+        await clockSql.end({ timeout: 5 });
       },
     };
   } catch (err) {
     await endpoint?.close();
     await ownRenderer?.close();
     await db.close();
+    await clockSql.end({ timeout: 5 });
     throw err;
   }
 }

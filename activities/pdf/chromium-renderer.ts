@@ -5,6 +5,8 @@ import type { PdfRenderer } from '../../services/documents/pdf-renderer.ts';
 import type { InvoiceDocumentView } from '../../services/invoices/invoice-document.ts';
 import { Semaphore } from '../../services/shared/semaphore.ts';
 import { renderInvoiceHtml } from './invoice-template.ts';
+import { renderReceiptHtml } from './receipt-template.ts';
+import type { ReceiptDocumentView } from '../../services/payments/receipt-document.ts';
 
 /**
  * PDF rendering with headless Chromium (Debian's package, driven by playwright-core).
@@ -242,6 +244,10 @@ export function createChromiumRenderer(options: ChromiumRendererOptions = {}): C
 
     renderInvoice(view: InvoiceDocumentView) {
       return renderHtml(renderInvoiceHtml(view));
+    },
+
+    renderReceipt(view: ReceiptDocumentView) {
+      return renderHtml(renderReceiptHtml(view));
     },
 
     stats: () => ({ ...stats, queued: gate.queued }),

@@ -18,6 +18,8 @@ export interface RuntimePorts {
   restateFabric: number | null;
   workflows: number;
   api: number;
+  /** The hosted pay page. */
+  pay: number;
 }
 
 export interface RuntimeInfo {
@@ -29,6 +31,8 @@ export interface RuntimeInfo {
   restateAdminUrl: string;
   workflowsUrl: string;
   apiUrl: string;
+  /** The pay page's base URL (PAY_BASE_URL, else its own address). */
+  payUrl: string;
   ports: RuntimePorts;
   /** The `npm start` process. */
   pid: number;

@@ -2,16 +2,17 @@
  * `npm start`: the whole service on one machine, with no configuration on a fresh clone.
  *
  * PostgreSQL (embedded, under DATA_DIR/postgres, unless DATABASE_URL is set), migrations, restate-server (under
- * DATA_DIR/restate, unless RESTATE_INGRESS_URL and RESTATE_ADMIN_URL are both set), the workflows endpoint and the
- * API in this process. Ctrl-C or SIGTERM stops all of it, in reverse order, and exits 0. Data stays in DATA_DIR, so
+ * DATA_DIR/restate, unless RESTATE_INGRESS_URL and RESTATE_ADMIN_URL are both set), the workflows endpoint, the
+ * API and the pay page in this process. Ctrl-C or SIGTERM stops all of it, in reverse order, and exits 0. Data stays in DATA_DIR, so
  * the next start carries on where this one stopped; DATA_DIR/runtime.json says where everything runs.
  */
 import { createWriteStream, existsSync, mkdirSync, readFileSync, type WriteStream } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import { startApi, type RunningApi } from '../../services/api/main.ts';
+import { startPay, type RunningPay } from '../../services/pay/main.ts';
 import { migrate } from '../../services/db/migrate.ts';
-import { readConfig, type Config } from '../../services/shared/config.ts';
+import { payBaseUrl, readConfig, type Config } from '../../services/shared/config.ts';
 import { createKeyring } from '../../services/shared/crypto.ts';
 import { createSql } from '../../services/shared/db.ts';
 import { resolveMasterKey, type MasterKey } from '../../services/shared/dev-secrets.ts';
@@ -99,6 +100,7 @@ interface Parts {
   restate?: RestateServer;
   workflows?: RunningWorkflows;
   api?: RunningApi;
+  pay?: RunningPay;
   pgLog?: WriteStream;
 }
 
@@ -112,6 +114,7 @@ async function stopParts(parts: Parts): Promise<void> {
       problems.push(`${what}: ${(e as Error).message}`);
     }
   };
+  if (parts.pay) await attempt('pay page', () => parts.pay!.close());
   if (parts.api) await attempt('API', () => parts.api!.close());
   if (parts.restate) await attempt('restate-server', () => parts.restate!.stop(4000));
   if (parts.workflows) await attempt('workflows endpoint', () => parts.workflows!.close());
@@ -226,6 +229,9 @@ async function main(): Promise<number> {
     const apiPort = config.port === 0 ? await pick(rememberedPort(previous, 'api')) : config.port;
     const workflowsPort = config.workflowsPort === 0 ? await pick(rememberedPort(previous, 'workflows')) : config.workflowsPort;
     taken.add(workflowsPort);
+    // The pay page: PAY_PORT when set, else a free port kept across starts (two stacks side by side never clash).
+    const payPort = config.payPort === undefined || config.payPort === 0 ? await pick(rememberedPort(previous, 'pay')) : config.payPort;
+    taken.add(payPort);
 
     // 1. PostgreSQL
     let databaseUrl: string;
@@ -274,6 +280,7 @@ async function main(): Promise<number> {
       restateAdminUrl,
       workflowsUrl: config.workflowsUrl ?? `http://${config.workflowsHost}:${workflowsPort}`,
       apiUrl: `http://${apiHost}:${apiPort}`,
+      payUrl: payBaseUrl({ ...config, payPort }),
       ports: {
         postgres: pgPort,
         restateIngress: restatePorts?.ingress ?? null,
@@ -281,6 +288,7 @@ async function main(): Promise<number> {
         restateFabric: restatePorts?.fabric ?? null,
         workflows: workflowsPort,
         api: apiPort,
+        pay: payPort,
       },
       pid: process.pid,
       pids: { postgres: parts.pgPid ?? null, restateServer: null },
@@ -310,13 +318,15 @@ async function main(): Promise<number> {
       restateAdminUrl,
       workflowsPort,
       port: apiPort,
+      payPort,
       // Mails point their tracking pixel at this API unless a public address is configured.
       publicApiUrl: config.publicApiUrl ?? runtime.apiUrl,
     };
     parts.workflows = await runWorkflows(stackConfig, { logStream: logs, keyring: createKeyring(master.key) });
     parts.api = await startApi(stackConfig, { keyring: createKeyring(master.key), logStream: logs });
+    parts.pay = await startPay(stackConfig, { keyring: createKeyring(master.key), logStream: logs });
 
-    runtime = { ...runtime, status: 'running', apiUrl: parts.api.url };
+    runtime = { ...runtime, status: 'running', apiUrl: parts.api.url, payUrl: parts.pay.baseUrl };
     writeRuntimeFile(dataDir, runtime);
 
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
@@ -326,6 +336,7 @@ async function main(): Promise<number> {
         `Faktura API is running (started in ${seconds} s)`,
         `  API        ${parts.api.url}/v1`,
         `  Docs       ${parts.api.url}/docs`,
+        `  Pay page   ${parts.pay.baseUrl}/`,
         `  Restate UI ${restateAdminUrl}/ui/`,
         `  Get a key  ${adminPrefix}npm run admin -- create-org --name "My Company" --sandbox --json`,
         ...(master.source === 'development-file' ? [`  Key        development key in ${master.path} (set DATA_ENCRYPTION_KEY in production)`] : []),

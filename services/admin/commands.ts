@@ -97,6 +97,22 @@ function textFlag(flags: Flags, name: string): string | undefined {
   return value;
 }
 
+/** The `pastDue` thresholds of the customer balance: whole numbers within these bounds. */
+const INTEGER_RULES: Record<string, { min: number; max: number; describe: string }> = {
+  'past-due-min-oere': { min: 0, max: 100_000_000_000, describe: 'a whole number of øre from 0 to 100000000000' },
+  'past-due-min-days': { min: 0, max: 3650, describe: 'a whole number of days from 0 to 3650' },
+};
+
+function integerFlag(flags: Flags, name: string): number | undefined {
+  const raw = flags.get(name);
+  if (raw === undefined) return undefined;
+  const rule = INTEGER_RULES[name]!;
+  const value = String(raw).trim();
+  const n = Number(value);
+  if (!/^[0-9]+$/.test(value) || n < rule.min || n > rule.max) throw new UsageError(`--${name} must be ${rule.describe}, got "${String(raw)}"`);
+  return n;
+}
+
 function idFlag(flags: Flags, name: string): string {
   const raw = flags.get(name);
   if (raw === undefined) throw new UsageError(`--${name} is required`);
@@ -221,20 +237,26 @@ const listKeys: Command = {
   },
 };
 
+const UPDATE_ORG_FLAGS: Record<string, FlagKind> = { ...ORG_FLAGS, 'past-due-min-oere': 'string', 'past-due-min-days': 'string' };
+
 const updateOrg: Command = {
-  summary: "Change an organization's name, CVR or seller details.",
-  synopsis: '--org ORG_ID [--name NAME] [--cvr 8DIGITS] [seller details] [--json]',
-  flags: { org: 'string', ...ORG_FLAGS },
+  summary: "Change an organization's name, CVR, seller details or past-due thresholds.",
+  synopsis: '--org ORG_ID [--name NAME] [--cvr 8DIGITS] [seller details] [--past-due-min-oere N] [--past-due-min-days N] [--json]',
+  flags: { org: 'string', ...UPDATE_ORG_FLAGS },
   prepare(flags) {
     const organizationId = idFlag(flags, 'org');
     const input: UpdateOrganizationInput = { ...sellerDetails(flags) };
     const name = textFlag(flags, 'name');
     const cvr = textFlag(flags, 'cvr');
+    const pastDueMinOere = integerFlag(flags, 'past-due-min-oere');
+    const pastDueMinDays = integerFlag(flags, 'past-due-min-days');
     if (name !== undefined) input.name = name;
     if (cvr !== undefined) input.cvr = cvr;
-    const changed = Object.keys(ORG_FLAGS).filter((f) => flags.has(f));
+    if (pastDueMinOere !== undefined) input.pastDueMinOere = pastDueMinOere;
+    if (pastDueMinDays !== undefined) input.pastDueMinDays = pastDueMinDays;
+    const changed = Object.keys(UPDATE_ORG_FLAGS).filter((f) => flags.has(f));
     if (changed.length === 0) {
-      throw new UsageError(`update-org needs at least one of ${Object.keys(ORG_FLAGS).map((f) => `--${f}`).join(', ')}`);
+      throw new UsageError(`update-org needs at least one of ${Object.keys(UPDATE_ORG_FLAGS).map((f) => `--${f}`).join(', ')}`);
     }
     return async (db) => {
       const found = await db.tx((tx) => updateOrganization(tx, organizationId, input));

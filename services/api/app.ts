@@ -8,6 +8,9 @@ import type { Clock } from '../shared/clock.ts';
 import type { DocumentStore } from '../documents/document-store.ts';
 import type { PdfRenderer } from '../documents/pdf-renderer.ts';
 import type { InvoiceMailDispatch } from '../invoices/send-invoice.ts';
+import type { ReceiptDispatch } from '../payments/receipt-dispatch.ts';
+import type { Wakeups } from '../clock/wakeups.ts';
+import type { Resolver } from '../webhooks/url-policy.ts';
 import { trackingRoutes } from './routes/tracking.ts';
 import { DomainError } from '../shared/errors.ts';
 import { clientErrorHandler, findNul, frameworkErrorHandler, registerErrorHandling } from './plugins/errors.ts';
@@ -43,6 +46,20 @@ export interface AppDeps {
   rateLimitClock?: () => number;
   /** Lets tests add routes (e.g. a document-class route) before the app is sealed. */
   extraRoutes?: (app: FastifyInstance, deps: AppDeps) => void;
+  /** The base of payment links (PAY_BASE_URL or the pay service's own address); default http://127.0.0.1:3001. */
+  payBaseUrl?: string;
+  /**
+   * Hands a booked payment's receipt to the receipt workflow after commit. Without it (or when it fails) the
+   * workflows process's sweep picks the receipt up within a few minutes.
+   */
+  receiptDispatch?: ReceiptDispatch;
+  /**
+   * Wakes timed steps that have come due (test clock advance, webhook replay, ping, reactivation). Without it the
+   * hand-off fails and is logged; the workflows process's overdue sweep wakes them within a minute or two.
+   */
+  wakeups?: Wakeups;
+  /** Webhook URL rules: WEBHOOK_ALLOW_LOOPBACK, and the resolver registration checks names with (DNS by default). */
+  webhooks?: { allowLoopback: boolean; resolve?: Resolver };
 }
 
 /** Every authenticated route with its scope: the docs test checks each one appears in the OpenAPI document. */

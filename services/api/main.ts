@@ -4,7 +4,7 @@
  * requires Restate to answer and to know the workflows. `deploy/local/start.ts` runs `startApi` in its own process.
  */
 import type { FastifyInstance } from 'fastify';
-import { readConfig, type Config } from '../shared/config.ts';
+import { payBaseUrl, readConfig, type Config } from '../shared/config.ts';
 import { createKeyring, type Keyring } from '../shared/crypto.ts';
 import { createSql, Db } from '../shared/db.ts';
 import { resolveMasterKey } from '../shared/dev-secrets.ts';
@@ -12,8 +12,10 @@ import { buildApp } from './app.ts';
 import { stopOnSignal } from '../shared/stop-on-signal.ts';
 import { createChromiumRenderer } from '../../activities/pdf/chromium-renderer.ts';
 import { createPostgresDocumentStore } from '../documents/postgres-document-store.ts';
-import { realClock } from '../shared/clock.ts';
+import { createBusinessClock } from '../clock/business-clock.ts';
+import { createRestateWakeups } from '../clock/wakeups.ts';
 import { createRestateMailDispatch } from '../invoices/restate-mail-dispatch.ts';
+import { createRestateReceiptDispatch } from '../payments/receipt-dispatch.ts';
 import type { InvoiceMailDispatch } from '../invoices/send-invoice.ts';
 
 /** Without a Restate ingress the API still takes sends (they stay queued) but cannot hand them on. */
@@ -69,12 +71,18 @@ type ApiConfig = Pick<
   | 'authCacheTtlMs'
   | 'logLevel'
   | 'mailFromAddress'
+  | 'webhookAllowLoopback'
+  | 'payBaseUrl'
+  | 'payHost'
+  | 'payPort'
 >;
 
 export async function startApi(config: ApiConfig, opts: StartApiOptions = {}): Promise<RunningApi> {
   if (!config.databaseUrl) throw new Error('DATABASE_URL is required.');
   const keyring = opts.keyring ?? createKeyring(resolveMasterKey(config).key);
   const db = new Db(createSql(config.databaseUrl, { max: config.dbPoolMax }), config.dbPoolMax);
+  // The business clock reads through a pool of its own: use cases ask for "today" inside their transaction.
+  const clockSql = createSql(config.databaseUrl, { max: 2 });
   // One warm browser per API process, started on the first render.
   const pdf = createChromiumRenderer();
   let app: FastifyInstance | undefined;
@@ -88,12 +96,16 @@ export async function startApi(config: ApiConfig, opts: StartApiOptions = {}): P
       keyring,
       pdf,
       documents: createPostgresDocumentStore(),
-      clock: realClock,
+      clock: createBusinessClock(clockSql),
       mailDispatch: config.restateIngressUrl ? createRestateMailDispatch(config.restateIngressUrl) : noMailEngine,
       mailDomain: config.mailFromAddress.split('@')[1]!,
       config,
       authCache,
       readiness: config.restateIngressUrl ? [restateReadinessProbe(config.restateIngressUrl)] : [],
+      ...(config.restateIngressUrl ? { wakeups: createRestateWakeups(config.restateIngressUrl) } : {}),
+      webhooks: { allowLoopback: config.webhookAllowLoopback },
+      payBaseUrl: payBaseUrl(config),
+      ...(config.restateIngressUrl ? { receiptDispatch: createRestateReceiptDispatch(config.restateIngressUrl) } : {}),
       ...(opts.logStream ? { logStream: opts.logStream } : {}),
     });
     await app.listen({ host: config.host, port: config.port });
@@ -102,6 +114,7 @@ export async function startApi(config: ApiConfig, opts: StartApiOptions = {}): P
     await unlisten?.();
     await pdf.close();
     await db.close();
+    await clockSql.end({ timeout: 5 });
     throw err;
   }
   const address = app.server.address();
@@ -124,6 +137,7 @@ export async function startApi(config: ApiConfig, opts: StartApiOptions = {}): P
         await stopListening().catch(() => {});
         await pdf.close();
         await db.close();
+        await clockSql.end({ timeout: 5 });
       })();
       return closing;
     },

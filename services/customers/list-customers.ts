@@ -3,23 +3,25 @@ import type { Keyring } from '../shared/crypto.ts';
 import type { Queryable } from '../shared/db.ts';
 import { decodeCursor, encodeCursor, page, type CursorScope } from '../shared/cursor.ts';
 import { CUSTOMER_COLUMNS, emailIndex, toCustomer, type CustomerRow } from './customer-queries.ts';
+import { pastDueCustomerIds } from './balance-queries.ts';
 
 /**
  * Newest first, keyset on the time-ordered id: rows inserted while a client pages are never skipped or repeated
- * (they sort before the cursor and show up on the next full read).
+ * (they sort before the cursor and show up on the next full read). `pastDue` filters by the balance computation of
+ * GET /v1/customers/{id}/balance with the organisation's `today`, which the caller passes when the filter is given.
  */
 export async function listCustomers(
   sql: Queryable,
   keyring: Keyring,
   organizationId: string,
   q: CustomerListQuery,
+  today?: string,
 ): Promise<{ items: Customer[]; nextCursor: string | null }> {
   const limit = q.limit ?? 50;
-  const scope: CursorScope = {
-    organizationId,
-    list: 'customers',
-    filters: [q.cvr ?? null, q.email ?? null, q.externalReference ?? null],
-  };
+  const filters: unknown[] = [q.cvr ?? null, q.email ?? null, q.externalReference ?? null];
+  if (q.pastDue !== undefined) filters.push(q.pastDue);
+  const scope: CursorScope = { organizationId, list: 'customers', filters };
+  if (q.pastDue !== undefined && today === undefined) throw new Error('listCustomers: the pastDue filter needs the organisation\'s today');
   const after = q.cursor ? (decodeCursor(keyring, scope, q.cursor)[0] as string) : null;
   const rows = await sql<CustomerRow[]>`
     SELECT ${sql(CUSTOMER_COLUMNS)}, cpr_enc IS NOT NULL AS has_cpr
@@ -28,6 +30,8 @@ export async function listCustomers(
       ${q.cvr !== undefined ? sql`AND cvr = ${q.cvr}` : sql``}
       ${q.email !== undefined ? sql`AND email_bidx = ${emailIndex(keyring, q.email)}` : sql``}
       ${q.externalReference !== undefined ? sql`AND external_reference = ${q.externalReference}` : sql``}
+      ${q.pastDue === true ? sql`AND id IN (${pastDueCustomerIds(sql, organizationId, today!)})` : sql``}
+      ${q.pastDue === false ? sql`AND id NOT IN (${pastDueCustomerIds(sql, organizationId, today!)})` : sql``}
       ${after ? sql`AND id < ${after}` : sql``}
     ORDER BY id DESC
     LIMIT ${limit + 1}`;

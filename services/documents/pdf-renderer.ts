@@ -1,4 +1,5 @@
 import type { InvoiceDocumentView } from '../invoices/invoice-document.ts';
+import type { ReceiptDocumentView } from '../payments/receipt-document.ts';
 
 /**
  * Turns a frozen document view into PDF bytes. Use cases depend on this port only; the Chromium adapter lives in
@@ -7,6 +8,8 @@ import type { InvoiceDocumentView } from '../invoices/invoice-document.ts';
  */
 export interface PdfRenderer {
   renderInvoice(view: InvoiceDocumentView): Promise<Buffer>;
+  /** A payment's receipt, branded with the creditor's details. */
+  renderReceipt(view: ReceiptDocumentView): Promise<Buffer>;
   /** Releases the renderer's resources (the browser); renders after close fail. */
   close(): Promise<void>;
 }

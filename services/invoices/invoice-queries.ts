@@ -4,7 +4,7 @@ import { notFound } from '../shared/errors.ts';
 import { isUuid } from '../shared/ids.ts';
 import { computeTotals } from './invoice-totals.ts';
 
-/** An invoice row with the amounts derived from other tables (credits; payments and fees join here later). */
+/** An invoice row with the amounts derived from other tables (payments, credit notes, fees). */
 export interface InvoiceRow {
   id: string;
   type: 'invoice' | 'creditNote';
@@ -54,16 +54,20 @@ export interface LineRow {
 }
 
 /**
- * The select list every invoice read uses. creditedOere is the gross of the credit note that credits this invoice;
- * it is computed on every read (spec 1.10), never stored.
+ * The select list every invoice read uses. paidOere is the sum of the invoice's payments (all of each amount: an
+ * overpayment takes the balance below 0, the customer's credit); creditedOere is the gross of the credit note that
+ * credits this invoice; reminderFeeOere is the sum of its reminder fees. All are computed on every read (spec 1.10),
+ * never stored. The customer balance (services/customers/balance-queries.ts) sums the same three sources.
  */
 export const invoiceSelect = (sql: Queryable) => sql`
   i.id, i.type, i.status, i.number, i.customer_id, i.issue_date, i.due_date, i.payment_terms_days,
   i.net_oere, i.vat_oere, i.gross_oere,
-  0::bigint AS paid_oere,
+  coalesce((SELECT sum(p.amount_oere) FROM payments p
+            WHERE p.organization_id = i.organization_id AND p.invoice_id = i.id), 0)::bigint AS paid_oere,
   coalesce((SELECT sum(c.gross_oere) FROM invoices c
             WHERE c.organization_id = i.organization_id AND c.credits_invoice_id = i.id AND c.status <> 'issuing'), 0)::bigint AS credited_oere,
-  0::bigint AS reminder_fee_oere,
+  coalesce((SELECT sum(f.amount_oere) FROM invoice_fees f
+            WHERE f.organization_id = i.organization_id AND f.invoice_id = i.id AND f.kind = 'reminder'), 0)::bigint AS reminder_fee_oere,
   i.customer_reference, i.sender_reference, i.message, i.heading, i.external_reference, i.metadata,
   i.credits_invoice_id, i.document_sha256, i.created_at, i.updated_at, i.issued_at, i.sent_at,
   -- Lines in the same statement as the header, so a reader never pairs a header with another version's lines.

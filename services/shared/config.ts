@@ -29,6 +29,18 @@ export interface Config {
   smtpUrl: string | undefined;
   /** Envelope sender and From address of every mail; the organisation's name is its display name. */
   mailFromAddress: string;
+  /** PAY_PORT: where the pay service listens; unset: 3001 standalone, a free port kept across starts under `npm start`. */
+  payPort: number | undefined;
+  payHost: string;
+  /** PAY_BASE_URL: the pay page's public address, the base of every payment link; see payBaseUrl(). */
+  payBaseUrl: string | undefined;
+  /** PAY_TRUST_PROXY: take the client address from X-Forwarded-For (set behind a reverse proxy), for the code look-up limit. */
+  payTrustProxy: boolean;
+  /**
+   * WEBHOOK_ALLOW_LOOPBACK: webhook receivers on loopback (also over plain http://) are allowed, for local development
+   * and tests only. Every other private or internal destination stays refused. Refused with NODE_ENV=production.
+   */
+  webhookAllowLoopback: boolean;
 }
 
 const int = (name: string, raw: string | undefined, dflt: number): number => {
@@ -57,9 +69,45 @@ const smtpUrl = (raw: string | undefined): string | undefined => {
   return raw;
 };
 
+const bool = (name: string, raw: string | undefined): boolean => {
+  if (raw === undefined || raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  throw new Error(`${name} must be true or false, got "${raw}"`);
+};
+
+// Loopback receivers are a development convenience; in production they would let a tenant reach the host itself.
+const allowLoopback = (env: NodeJS.ProcessEnv): boolean => {
+  const on = bool('WEBHOOK_ALLOW_LOOPBACK', env.WEBHOOK_ALLOW_LOOPBACK);
+  if (on && env.NODE_ENV === 'production') throw new Error('WEBHOOK_ALLOW_LOOPBACK=true is not allowed with NODE_ENV=production');
+  return on;
+};
+
 const mailAddress = (name: string, raw: string): string => {
   if (!/^[^\s@<>"]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$/.test(raw)) throw new Error(`${name} must be a plain address like no-reply@example.dk, got "${raw}"`);
   return raw;
+};
+
+/** The pay service's port when PAY_PORT is unset and nothing chose another one. */
+export const DEFAULT_PAY_PORT = 3001;
+
+/** PAY_BASE_URL, else the pay service's own loopback address (decisions.md, shapes). */
+export function payBaseUrl(config: Pick<Config, 'payBaseUrl' | 'payHost' | 'payPort'>): string {
+  if (config.payBaseUrl) return config.payBaseUrl.replace(/\/+$/, '');
+  const host = config.payHost === '0.0.0.0' ? '127.0.0.1' : config.payHost === '::' ? '[::1]' : config.payHost.includes(':') ? `[${config.payHost}]` : config.payHost;
+  return `http://${host}:${config.payPort ?? DEFAULT_PAY_PORT}`;
+}
+
+// Payment links carry this address to customers: a typo would only show when someone tries to pay.
+const httpUrl = (name: string, raw: string | undefined): string | undefined => {
+  if (!raw) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error(`${name} is not a URL`);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash) throw new Error(`${name} must be an http(s) URL without query or fragment`);
+  return raw.replace(/\/+$/, '');
 };
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -84,5 +132,10 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authCacheTtlMs: int('AUTH_CACHE_TTL_MS', env.AUTH_CACHE_TTL_MS, 30_000),
     smtpUrl: smtpUrl(env.SMTP_URL),
     mailFromAddress: mailAddress('MAIL_FROM_ADDRESS', env.MAIL_FROM_ADDRESS || 'no-reply@faktura.invalid'),
+    payPort: env.PAY_PORT ? int('PAY_PORT', env.PAY_PORT, DEFAULT_PAY_PORT) : undefined,
+    payHost: env.PAY_HOST || '127.0.0.1',
+    payBaseUrl: httpUrl('PAY_BASE_URL', env.PAY_BASE_URL),
+    payTrustProxy: bool('PAY_TRUST_PROXY', env.PAY_TRUST_PROXY),
+    webhookAllowLoopback: allowLoopback(env),
   };
 }

@@ -17,6 +17,8 @@ import { dbCpuProbe } from './db-cpu.ts';
 import { customerBody, openBenchDatabase, prepare, type BenchDatabase, type Seeded } from './database.ts';
 import { measure, sustained, type CpuProbe, type LoadSpec, type Measurement, type Window } from './load.ts';
 import { benchIssuing, formatIssuing, type IssuingFigures } from './issuing.ts';
+import { benchWebhooks, formatWebhooks, type WebhookFigures } from './webhooks.ts';
+import { paymentRequest, seedPayments, type PaymentsSeed } from './payments.ts';
 import type autocannon from 'autocannon';
 import { SERVER_KINDS, type ReadyMessage, type ServerKind, type UsageMessage } from './protocol.ts';
 import { formatSustained, formatTable, type Row, type SustainedVerdict, type Target } from './report.ts';
@@ -32,8 +34,8 @@ function intEnv(name: string, dflt: number, min = 0): number {
   return n;
 }
 
-type RouteId = 'h' | 's' | 's50' | 'i' | 'get' | 'list' | 'post' | 'sustained' | 'issuing';
-const ROUTE_IDS: readonly RouteId[] = ['h', 's', 's50', 'i', 'get', 'list', 'post', 'sustained', 'issuing'];
+type RouteId = 'h' | 's' | 's50' | 'i' | 'get' | 'list' | 'post' | 'pay' | 'balance' | 'sustained' | 'issuing' | 'webhooks';
+const ROUTE_IDS: readonly RouteId[] = ['h', 's', 's50', 'i', 'get', 'list', 'post', 'pay', 'balance', 'sustained', 'issuing', 'webhooks'];
 
 const settings = {
   durationSec: intEnv('BENCH_DURATION', 10, 1),
@@ -50,6 +52,15 @@ const settings = {
   /** Rounds through all routes; figures are medians over rounds. More than one helps on a busy machine. */
   rounds: intEnv('BENCH_ROUNDS', 1, 1),
   customers: intEnv('BENCH_CUSTOMERS', 1000, 60),
+  /** The long-history customer whose balance is read, and the open invoices payments are registered on. */
+  balanceInvoices: intEnv('BENCH_BALANCE_INVOICES', 10_000, 100),
+  payInvoices: intEnv('BENCH_PAY_INVOICES', 2000, 10),
+  /**
+   * The balance read has a latency target, so it runs at a fixed, moderate offered load (requests/s over this many
+   * connections): flat out, its p99 would be the length of the queue the bench itself built.
+   */
+  balanceRate: intEnv('BENCH_BALANCE_RATE', 50, 1),
+  balanceConnections: intEnv('BENCH_BALANCE_CONNECTIONS', 5, 1),
   cpuProfile: process.env.BENCH_CPU_PROF === '1',
   only: (process.env.BENCH_ONLY ?? '')
     .split(',')
@@ -227,6 +238,17 @@ async function main(): Promise<number> {
   const seeded: Seeded = await prepare(database.url, keyring, settings.customers, settings.poolMax);
   log(`migrated and seeded ${seeded.customerIds.length} customers in ${((performance.now() - t) / 1000).toFixed(1)} s`);
 
+  let paymentsSeed: PaymentsSeed | undefined;
+  if (wanted('pay') || wanted('balance')) {
+    const tp = performance.now();
+    paymentsSeed = await seedPayments(database.url, keyring, seeded.organizationId, {
+      balanceInvoices: settings.balanceInvoices,
+      openInvoices: settings.payInvoices,
+      poolMax: settings.poolMax,
+    });
+    log(`seeded a customer with ${settings.balanceInvoices} invoices and ${settings.payInvoices} open invoices in ${((performance.now() - tp) / 1000).toFixed(1)} s`);
+  }
+
   const dbCpu = dbCpuProbe(database.url);
   cleanups.push(() => dbCpu.close());
 
@@ -245,6 +267,8 @@ async function main(): Promise<number> {
     ...extra,
   });
   const randomCustomerPath = (prefix: string) => (req: autocannon.Request) => ({ ...req, path: `${prefix}/${pick(seeded.customerIds)}` });
+  let paid = 0;
+  const nextPayment = () => paymentRequest(paymentsSeed!, runId, ++paid);
 
   const routes: Route[] = [
     {
@@ -321,6 +345,44 @@ async function main(): Promise<number> {
           },
         }),
     },
+    {
+      id: 'pay',
+      label: 'POST /v1/invoices/{id}/payments',
+      server: 'app',
+      check: (base) => {
+        const p = nextPayment();
+        const headers = { ...auth, ...json, 'idempotency-key': p.key };
+        return check('POST /v1/invoices/{id}/payments', `${base}${p.path}`, { method: 'POST', headers, body: p.body }, 201, (b) => {
+          const r = b as { data?: { paidOere?: number }; meta?: { outcome?: string } };
+          return r.meta?.outcome === 'partial' && r.data?.paidOere === 100;
+        });
+      },
+      load: (port) =>
+        spec(port, '/v1/invoices', {
+          method: 'POST',
+          headers: { ...auth, ...json },
+          setupRequest: (req) => {
+            const p = nextPayment();
+            return { ...req, path: p.path, headers: { ...req.headers, 'idempotency-key': p.key }, body: p.body };
+          },
+        }),
+    },
+    {
+      id: 'balance',
+      label: `GET /v1/customers/{id}/balance (${settings.balanceInvoices} invoices, ${settings.balanceRate}/s)`,
+      server: 'app',
+      check: (base) =>
+        check('GET /v1/customers/{id}/balance', `${base}/v1/customers/${paymentsSeed!.balanceCustomerId}/balance`, { headers: auth }, 200, (b) => {
+          const d = (b as { data?: { outstandingOere?: number; creditOere?: number } }).data;
+          return d?.outstandingOere === paymentsSeed!.expected.outstandingOere && d.creditOere === paymentsSeed!.expected.creditOere;
+        }),
+      load: (port) =>
+        spec(port, `/v1/customers/${paymentsSeed!.balanceCustomerId}/balance`, {
+          headers: auth,
+          connections: settings.balanceConnections,
+          overallRate: settings.balanceRate,
+        }),
+    },
   ];
   const selected = routes.filter((r) => wanted(r.id));
 
@@ -360,6 +422,7 @@ async function main(): Promise<number> {
     { route: 'get', baseline: 's', minRatio: 0.8 },
     { route: 'list', baseline: 's', minRatio: 0.5 },
     { route: 'post', baseline: 'i', minRatio: 0.6 },
+    { route: 'pay', baseline: 'i', minRatio: 0.5 },
   ].map((t) => {
     const r = perRound[t.route as RouteId];
     const b = perRound[t.baseline as RouteId];
@@ -385,6 +448,16 @@ async function main(): Promise<number> {
   // Not a target: how far the list is from the same 50-row page served without the app's work.
   const listVsS50 = perRound.list && perRound.s50 ? median(perRound.list.map((m, i) => m.requestsPerSec / perRound.s50![i]!.requestsPerSec)) : undefined;
   if (listVsS50 !== undefined) console.log(`list / S50 (same page, no decryption, auth or response schema): ${listVsS50.toFixed(2)}`);
+  // A latency target, not a ratio: the balance read at a fixed offered load (median p99 over rounds).
+  const balanceTarget = results.balance
+    ? { route: 'balance', maxP99Ms: 20, p99Ms: results.balance.p99Ms, pass: results.balance.p99Ms <= 20 }
+    : undefined;
+  if (balanceTarget) {
+    console.log(
+      `balance p99 ${balanceTarget.p99Ms.toFixed(2)} ms at ${settings.balanceRate} req/s over ${settings.balanceConnections} connections, ` +
+        `target <= ${balanceTarget.maxP99Ms} ms: ${balanceTarget.pass ? 'PASS' : 'FAIL'}`,
+    );
+  }
 
   let verdict: SustainedVerdict | undefined;
   if (sustainedResult) {
@@ -428,6 +501,22 @@ async function main(): Promise<number> {
     console.log(formatIssuing(issuing));
   }
 
+  // Webhook fan-out: committed events to local receivers through the relay, Restate and the delivery objects.
+  let webhooks: WebhookFigures | undefined;
+  if (wanted('webhooks')) {
+    webhooks = await benchWebhooks(database.url, keyring, {
+      events: intEnv('BENCH_WEBHOOK_EVENTS', 1000, 1),
+      receivers: intEnv('BENCH_WEBHOOK_RECEIVERS', 3, 1),
+      rate: intEnv('BENCH_WEBHOOK_RATE', 200, 1),
+      poolMax: settings.poolMax,
+      masterKey,
+      profileDir,
+      log,
+    });
+    console.log('');
+    console.log(formatWebhooks(webhooks));
+  }
+
   const all: [string, Measurement][] = [];
   for (const [id, ms] of Object.entries(perRound)) for (const m of ms) all.push([id, m]);
   if (sustainedResult) all.push(['sustained', sustainedResult.overall]);
@@ -450,7 +539,9 @@ async function main(): Promise<number> {
     results,
     rounds: perRound,
     targets,
+    balanceTarget,
     issuing,
+    webhooks,
     listVsS50: listVsS50 === undefined ? undefined : Math.round(listVsS50 * 1000) / 1000,
     sustained: sustainedResult ? { ...sustainedResult, windowSec: settings.windowSec, verdict } : undefined,
     invalid: [...new Set(invalid.map(([id]) => id))],

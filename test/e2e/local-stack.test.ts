@@ -134,10 +134,11 @@ describe('npm start: the whole stack on one machine', function () {
     assert.equal(lines[1], `  API        http://127.0.0.1:${port}/v1`);
     assert.equal(lines[2], `  Docs       http://127.0.0.1:${port}/docs`);
     const runtime = readRuntime();
-    assert.equal(lines[3], `  Restate UI http://127.0.0.1:${runtime.ports.restateAdmin}/ui/`);
-    assert.equal(lines[4], `  Get a key  DATA_DIR=${JSON.stringify(dataDir)} npm run admin -- create-org --name "My Company" --sandbox --json`);
-    assert.equal(lines[5], `  Key        development key in ${join(dataDir, 'secrets', 'encryption.key')} (set DATA_ENCRYPTION_KEY in production)`);
-    assert.equal(lines[6], `  Data       ${dataDir}   ${BLOCK_END}`);
+    assert.equal(lines[3], `  Pay page   http://127.0.0.1:${runtime.ports.pay}/`);
+    assert.equal(lines[4], `  Restate UI http://127.0.0.1:${runtime.ports.restateAdmin}/ui/`);
+    assert.equal(lines[5], `  Get a key  DATA_DIR=${JSON.stringify(dataDir)} npm run admin -- create-org --name "My Company" --sandbox --json`);
+    assert.equal(lines[6], `  Key        development key in ${join(dataDir, 'secrets', 'encryption.key')} (set DATA_ENCRYPTION_KEY in production)`);
+    assert.equal(lines[7], `  Data       ${dataDir}   ${BLOCK_END}`);
     assert.equal(first.stderr(), '');
 
     const health = await api('/healthz');
@@ -148,9 +149,9 @@ describe('npm start: the whole stack on one machine', function () {
     assert.deepEqual(await ready.json(), { status: 'ready', checks: { postgres: 'ok', restate: 'ok' } });
 
     const { ports, pids } = runtime;
-    assert.deepEqual(Object.keys(ports).sort(), ['api', 'postgres', 'restateAdmin', 'restateFabric', 'restateIngress', 'workflows']);
+    assert.deepEqual(Object.keys(ports).sort(), ['api', 'pay', 'postgres', 'restateAdmin', 'restateFabric', 'restateIngress', 'workflows']);
     assert.equal(ports.api, port);
-    assert.equal(new Set(Object.values(ports)).size, 6);
+    assert.equal(new Set(Object.values(ports)).size, 7);
     assert.deepEqual(
       { ...runtime, startedAt: 'checked below', pids: 'checked below' },
       {
@@ -161,6 +162,7 @@ describe('npm start: the whole stack on one machine', function () {
         restateAdminUrl: `http://127.0.0.1:${ports.restateAdmin}`,
         workflowsUrl: `http://127.0.0.1:${ports.workflows}`,
         apiUrl: `http://127.0.0.1:${port}`,
+        payUrl: `http://127.0.0.1:${ports.pay}`,
         ports,
         pid: first.child.pid,
         pids: 'checked below',
@@ -177,6 +179,10 @@ describe('npm start: the whole stack on one machine', function () {
     const devKey = readFileSync(keyFile, 'utf8');
     assert.ok(existsSync(join(dataDir, 'logs', 'postgres.log')));
     assert.ok(existsSync(join(dataDir, 'logs', 'restate.log')));
+
+    const payPage = await fetch(`http://127.0.0.1:${ports.pay}/`);
+    assert.equal(payPage.status, 200);
+    assert.match(await payPage.text(), /<label for="code">/);
 
     const org = await createOrg();
     const discovery = await api('/v1', org.apiKey);
@@ -221,7 +227,7 @@ describe('npm start: the whole stack on one machine', function () {
       assert.equal(ready.status, 200);
     }
     const [ra, rb] = [readRuntime(dirA), readRuntime(dirB)];
-    assert.equal(new Set([...Object.values(ra.ports), ...Object.values(rb.ports)]).size, 12);
+    assert.equal(new Set([...Object.values(ra.ports), ...Object.values(rb.ports)]).size, 14);
 
     const clash = spawnStack(dirA, await freePort());
     assert.equal(await clash.exited, 1);

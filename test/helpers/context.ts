@@ -8,12 +8,23 @@ import { createApiKey } from '../../services/organizations/create-api-key.ts';
 import type { Scope } from '../../contracts/scopes.ts';
 import { createChromiumRenderer, type ChromiumRenderer } from '../../activities/pdf/chromium-renderer.ts';
 import { createPostgresDocumentStore } from '../../services/documents/postgres-document-store.ts';
-import { realClock } from '../../services/shared/clock.ts';
+import { createBusinessClock, type BusinessClock } from '../../services/clock/business-clock.ts';
 
 /** The master key the tests encrypt with (never used outside tests). */
 export const TEST_MASTER_KEY = Buffer.alloc(32, 7);
 
 let shared: { db: Db; keyring: Keyring } | undefined;
+let clock: BusinessClock | undefined;
+
+/** The organisations' business clocks (test clocks of sandbox organisations), on a pool of their own like the app's. */
+export function testClock(): BusinessClock {
+  if (!clock) {
+    const url = process.env.TEST_DATABASE_URL;
+    if (!url) throw new Error('TEST_DATABASE_URL is not set: run the tests through mocha (npm test)');
+    clock = createBusinessClock(createSql(url, { max: 2 }));
+  }
+  return clock;
+}
 let renderer: ChromiumRenderer | undefined;
 
 /** One warm Chromium for the whole run (launched on the first render), closed by the root hook. */
@@ -59,7 +70,7 @@ export async function startTestApp(overrides: Partial<AppDeps> = {}, config: Par
     keyring,
     pdf: testRenderer(),
     documents: createPostgresDocumentStore(),
-    clock: realClock,
+    clock: testClock(),
     // No workflow engine in these tests: a send stays queued. Tests that follow the mail run the real engine.
     mailDispatch: { dispatch: () => Promise.reject(new Error('no workflow engine in this test')) },
     mailDomain: 'faktura.invalid',

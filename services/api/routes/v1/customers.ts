@@ -10,6 +10,7 @@ import {
   DepartmentCreate,
   DepartmentListQuery,
 } from '../../../../contracts/customers.ts';
+import { CustomerBalance } from '../../../../contracts/payments.ts';
 import { createCustomer } from '../../../customers/create-customer.ts';
 import { getCustomer } from '../../../customers/get-customer.ts';
 import { listCustomers } from '../../../customers/list-customers.ts';
@@ -17,6 +18,7 @@ import { updateCustomer } from '../../../customers/update-customer.ts';
 import { createDepartment } from '../../../customers/create-department.ts';
 import { listDepartments } from '../../../customers/list-departments.ts';
 import { deleteDepartment } from '../../../customers/delete-department.ts';
+import { getCustomerBalance } from '../../../customers/get-customer-balance.ts';
 import { mutate } from '../../idempotency.ts';
 import type { AppDeps } from '../../app.ts';
 
@@ -36,14 +38,19 @@ export function customerRoutes(app: FastifyInstance, deps: AppDeps): void {
       config: { scope: 'customers:read' },
       schema: {
         summary: 'List customers, newest first',
-        description: 'Filters are exact matches. `email` is matched through a keyed hash; there is no free-text search.',
+        description:
+          'Filters are exact matches. `email` is matched through a keyed hash; there is no free-text search. ' +
+          '`pastDue=true` lists only customers whose balance is past due today (the same computation as the balance route), ' +
+          '`pastDue=false` only the others.',
         tags,
         querystring: CustomerListQuery,
         response: { 200: ListEnvelope(Customer) },
       },
     },
     async (req) => {
-      const { items, nextCursor } = await db.read((sql) => listCustomers(sql, keyring, req.auth.organizationId, req.query));
+      const org = req.auth.organizationId;
+      const today = req.query.pastDue === undefined ? undefined : await deps.clock.today(org);
+      const { items, nextCursor } = await db.read((sql) => listCustomers(sql, keyring, org, req.query, today));
       return { data: items, meta: { nextCursor } };
     },
   );
@@ -91,6 +98,27 @@ export function customerRoutes(app: FastifyInstance, deps: AppDeps): void {
         status: 200,
         data: await updateCustomer(tx, keyring, req.auth.organizationId, req.params.customerId, req.body),
       })),
+  );
+
+  app.get<{ Params: { customerId: string } }>(
+    '/customers/:customerId/balance',
+    {
+      config: { scope: 'customers:read' },
+      schema: {
+        summary: "The customer's balance, computed now",
+        description:
+          "Computed on every read from the customer's invoices, credit notes, fees and payments with the organisation's today: " +
+          'never stored. `pastDue` is true when `overdueOere` and `daysOverdue` both reach the organisation\'s thresholds ' +
+          '(default 10 000 øre and 14 days). `creditOere` (≤ 0) sums the negative invoice balances: overpayments and credits.',
+        tags,
+        params: CustomerParams,
+        response: { 200: Envelope(CustomerBalance) },
+      },
+    },
+    async (req) => ({
+      data: await db.read((sql) => getCustomerBalance(sql, deps, req.auth.organizationId, req.params.customerId)),
+      meta: {},
+    }),
   );
 
   app.get<{ Params: { customerId: string }; Querystring: { limit?: number; cursor?: string } }>(

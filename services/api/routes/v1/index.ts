@@ -6,6 +6,12 @@ import { productRoutes } from './products.ts';
 import { accountRoutes } from './accounts.ts';
 import { invoiceRoutes } from './invoices.ts';
 import { creditNoteRoutes } from './creditnotes.ts';
+import { webhookRoutes } from './webhooks.ts';
+import { eventRoutes } from './events.ts';
+import { testClockRoutes } from './test-clock.ts';
+import { paymentRoutes } from './payments.ts';
+import { paymentLinkRoutes } from './payment-links.ts';
+import { receiptRoutes } from './receipts.ts';
 
 export function registerV1Routes(app: FastifyInstance, deps: AppDeps): void {
   discoveryRoutes(app);
@@ -14,4 +20,10 @@ export function registerV1Routes(app: FastifyInstance, deps: AppDeps): void {
   accountRoutes(app, deps);
   invoiceRoutes(app, deps);
   creditNoteRoutes(app, deps);
+  webhookRoutes(app, deps);
+  eventRoutes(app, deps);
+  testClockRoutes(app, deps);
+  paymentRoutes(app, deps);
+  paymentLinkRoutes(app, deps);
+  receiptRoutes(app, deps);
 }

@@ -1,0 +1,33 @@
+import type { TestClock, TestClockAdvance } from '../../contracts/test-clock.ts';
+import { copenhagenToday } from '../shared/clock.ts';
+import type { Tx } from '../shared/db.ts';
+import { DomainError } from '../shared/errors.ts';
+import { DAY_MS } from './business-clock.ts';
+
+const view = (mode: 'live' | 'test', at: Date): TestClock => ({ mode, now: at.toISOString(), today: copenhagenToday(at) });
+
+/**
+ * `POST /v1/test-clock/advance`: moves a sandbox organisation's clock forward, to an instant or by whole days, in
+ * the caller's transaction; never back. The row is locked, so concurrent advances apply one after the other. What
+ * has come due is woken after commit (see the route).
+ */
+export async function advanceTestClock(tx: Tx, organizationId: string, body: TestClockAdvance, realNow: () => number = Date.now): Promise<TestClock> {
+  await tx`INSERT INTO test_clocks (organization_id) VALUES (${organizationId}) ON CONFLICT DO NOTHING`;
+  const [row] = await tx<{ offset_ms: number }[]>`
+    SELECT offset_ms FROM test_clocks WHERE organization_id = ${organizationId} FOR UPDATE`;
+  const real = realNow();
+  const current = real + row!.offset_ms;
+  const target = 'to' in body ? Date.parse(body.to) : current + body.days * DAY_MS;
+  if (target < current) {
+    throw new DomainError('test_clock_backwards', `The test clock only moves forward; it is at ${new Date(current).toISOString()}.`, {
+      details: [{ path: '/to', message: `must not be earlier than ${new Date(current).toISOString()}` }],
+    });
+  }
+  if (!Number.isSafeInteger(target - real) || target > 253402300799999) {
+    throw new DomainError('validation_failed', 'The test clock cannot move past the year 9999.', {
+      details: [{ path: 'to' in body ? '/to' : '/days', message: 'must stay before 10000-01-01' }],
+    });
+  }
+  await tx`UPDATE test_clocks SET offset_ms = ${target - real}, updated_at = now() WHERE organization_id = ${organizationId}`;
+  return view('test', new Date(target));
+}

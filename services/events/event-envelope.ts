@@ -1,0 +1,35 @@
+import type { EventEnvelope } from '../../contracts/events.ts';
+import type { Queryable } from '../shared/db.ts';
+
+export interface EventRow {
+  id: string;
+  organization_id: string;
+  type: string;
+  entity_family: string;
+  entity_id: string;
+  sekvensnummer: number;
+  occurred_at: Date;
+  data: Record<string, unknown>;
+}
+
+export const EVENT_COLUMNS = ['id', 'organization_id', 'type', 'entity_family', 'entity_id', 'sekvensnummer', 'occurred_at', 'data'] as const;
+
+/**
+ * The one shape of an event, for webhook bodies and the pull feed alike (decisions.md): id, type, timestamp,
+ * organizationId, the family block {id, sekvensnummer}, data, in that key order.
+ */
+export function toEnvelope(row: EventRow): EventEnvelope {
+  return {
+    id: row.id,
+    type: row.type,
+    timestamp: row.occurred_at.toISOString(),
+    organizationId: row.organization_id,
+    [row.entity_family]: { id: row.entity_id, sekvensnummer: row.sekvensnummer },
+    data: row.data,
+  };
+}
+
+export async function findEvent(sql: Queryable, eventId: string): Promise<EventRow | undefined> {
+  const [row] = await sql<EventRow[]>`SELECT ${sql(EVENT_COLUMNS)} FROM events WHERE id = ${eventId}`;
+  return row;
+}

@@ -1,0 +1,301 @@
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../shared/clock.ts';
+import type { Db } from '../shared/db.ts';
+import { DomainError } from '../shared/errors.ts';
+import { normalizePaymentCode } from '../payments/payment-links.ts';
+import { checkoutStatus, loadPayView, startCheckout, type PayView } from '../payments/checkout.ts';
+import { handleProviderEvent, UnknownCheckoutSession, type HandledEvent } from '../payments/handle-provider-event.ts';
+import { InvalidProviderEvent, type PaymentProvider } from '../payments/providers/provider.ts';
+import type { ReceiptDispatch } from '../payments/receipt-dispatch.ts';
+import { LookupLimiter, type LookupLimits } from './lookup-limiter.ts';
+import { PAY_CSS, renderPage, type LayoutInput } from './pages.ts';
+import { formatDate, formatMoney, pickLanguage, TEXTS, type Language } from './texts.ts';
+
+/**
+ * The hosted pay page (spec 2.5, rule 1.11): a Fastify service of its own, apart from the API. It has no API keys
+ * and no tenant context: a link reference (128 random bits) or a payment code (rate-limited) leads to one invoice.
+ * It shows the creditor, the invoice and its balance read at that moment, opens a checkout with the payment provider
+ * for that balance, and receives the provider's signed callbacks, which alone book payments. Card data is entered
+ * on the provider's page and never reaches this service or the API.
+ *
+ * Routes: `GET /` (enter a code), `POST /code`, `GET /p/{reference}`, `POST /p/{reference}/checkout`,
+ * `GET /p/{reference}/return`, `POST /callbacks/{provider}`, `GET /assets/pay.css`, `GET /healthz`, plus the
+ * provider's own pages when it brings them (the test provider's checkout under /test-provider/).
+ */
+export interface PayDeps {
+  db: Db;
+  /** Business time: provider payments are dated the organisation's today. */
+  clock: Clock;
+  provider: PaymentProvider;
+  /** Mounts the provider's own pages on this server (the test provider's checkout); absent for real providers. */
+  providerRoutes?: (app: FastifyInstance) => void;
+  /** The pay page's public address: links, return and callback URLs are built on it. */
+  payBaseUrl: string;
+  /** Hands a payment booked by a callback to the receipt workflow; without it the workflows sweep picks it up. */
+  receiptDispatch?: ReceiptDispatch;
+  logLevel: string;
+  logStream?: NodeJS.WritableStream;
+  /** Behind a reverse proxy: the client address for the look-up limit comes from X-Forwarded-For. */
+  trustProxy?: boolean;
+  lookupLimits?: LookupLimits;
+  /** The look-up limiter's time source (milliseconds); tests pass one they control. */
+  limiterClock?: () => number;
+}
+
+const CALLBACK_BODY_LIMIT = 64 * 1024;
+const FORM_BODY_LIMIT = 4 * 1024;
+/** Seconds between reloads of the return page while the provider's confirmation is on its way. */
+const PROCESSING_REFRESH_S = 2;
+
+/** Paths carry capabilities (link references, checkout tokens): logs never show them. */
+export function redactPayUrl(url: string): string {
+  return url
+    .replace(/\/p\/[^/?#]+/, '/p/[reference]')
+    .replace(/\/checkout\/[^/?#]+/, '/checkout/[token]')
+    .replace(/([?&]session=)[^&]+/, '$1[session]');
+}
+
+export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
+  const base = deps.payBaseUrl.replace(/\/+$/, '');
+  const app = Fastify({
+    logger: {
+      level: deps.logLevel,
+      ...(deps.logStream ? { stream: deps.logStream } : {}),
+      serializers: {
+        req: (req: { method: string; url: string; id: string }) => ({ method: req.method, url: redactPayUrl(req.url), id: req.id }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      },
+    },
+    genReqId: () => `req_${randomBytes(10).toString('hex')}`,
+    trustProxy: deps.trustProxy ?? false,
+    bodyLimit: CALLBACK_BODY_LIMIT,
+    return503OnClosing: false,
+    logController: new LogController({ disableRequestLogging: true }),
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 8192 },
+  });
+  const limiter = new LookupLimiter(deps.lookupLimits, deps.limiterClock);
+  const csp = [
+    "default-src 'none'",
+    "style-src 'self'",
+    "img-src 'self'",
+    // The checkout form's answer is a redirect to the provider: browsers check that against form-action.
+    `form-action 'self' ${deps.provider.checkoutOrigins.join(' ')}`.trim(),
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+  ].join('; ');
+
+  // Forms (urlencoded, small) for the pages; callbacks keep their exact bytes, which their signatures cover.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT }, (_req, body, done) => {
+    const fields: Record<string, string> = {};
+    for (const [k, v] of new URLSearchParams(body as string)) if (!(k in fields)) fields[k] = v;
+    done(null, fields);
+  });
+  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: CALLBACK_BODY_LIMIT }, (_req, body, done) => done(null, body));
+
+  app.addHook('onResponse', (req, reply, done) => {
+    req.log.info({ req, res: reply, responseTime: Math.round(reply.elapsedTime * 10) / 10 }, 'request completed');
+    done();
+  });
+
+  const html = (reply: FastifyReply, status: number, body: string): FastifyReply =>
+    reply
+      .code(status)
+      .type('text/html; charset=utf-8')
+      // Balances change: a page is never served from a cache, and the reference in its URL never leaks onwards.
+      .header('Cache-Control', 'no-store')
+      .header('Referrer-Policy', 'no-referrer')
+      .header('X-Content-Type-Options', 'nosniff')
+      .header('X-Frame-Options', 'DENY')
+      .header('Content-Security-Policy', csp)
+      .send(body);
+
+  const langOf = (req: FastifyRequest, fallback?: Language): Language => {
+    const q = req.query as Record<string, unknown> | undefined;
+    const b = req.body as Record<string, unknown> | undefined;
+    return pickLanguage(b?.lang ?? q?.lang, req.headers['accept-language'], fallback);
+  };
+  const switchHref = (path: string, lang: Language): string => `${path}${path.includes('?') ? '&' : '?'}lang=${TEXTS[lang].otherLanguage.code}`;
+  const serviceLayout = (lang: Language, title: string, path: string): LayoutInput => ({
+    lang, title, brand: TEXTS[lang].serviceName, switchHref: switchHref(path, lang),
+  });
+
+  const notFoundPage = (reply: FastifyReply, lang: Language) => {
+    const t = TEXTS[lang];
+    return html(reply, 404, renderPage('message', serviceLayout(lang, t.notFoundTitle, '/'), {
+      heading: t.notFoundTitle, text: t.notFoundText, linkHref: `/?lang=${lang}`, linkText: t.goToCode,
+    }));
+  };
+
+  const codePage = (reply: FastifyReply, status: number, lang: Language, code: string, error: string | null) =>
+    html(reply, status, renderPage('code', serviceLayout(lang, TEXTS[lang].codeTitle, '/'), { code, error }));
+
+  const invoicePage = (reply: FastifyReply, view: PayView, lang: Language, notice: string | null = null, status = 200) => {
+    const t = TEXTS[lang];
+    const path = `/p/${view.reference}`;
+    return html(reply, status, renderPage('invoice', {
+      lang, title: t.invoiceTitle(view.invoiceNumber), brand: view.creditorName, switchHref: switchHref(path, lang),
+    }, {
+      heading: t.invoiceTitle(view.invoiceNumber),
+      notice,
+      creditor: view.creditorName,
+      invoiceNumber: String(view.invoiceNumber),
+      dueDate: view.dueDate ? formatDate(view.dueDate, lang) : t.noDueDate,
+      total: formatMoney(view.grossOere, lang),
+      balance: formatMoney(Math.max(0, view.balanceOere), lang),
+      payable: view.balanceOere > 0,
+      checkoutAction: `${path}/checkout`,
+      settledText: view.balanceOere < 0 ? `${t.nothingToPay} ${t.creditBalance(formatMoney(-view.balanceOere, lang))}` : t.nothingToPay,
+    }));
+  };
+
+  // --------------------------------------------------------------------------------------------------------------
+  // Pages
+
+  app.get('/healthz', async () => ({ status: 'ok' }));
+
+  app.get('/assets/pay.css', async (_req, reply) =>
+    reply.type('text/css; charset=utf-8').header('Cache-Control', 'public, max-age=3600').header('X-Content-Type-Options', 'nosniff').send(PAY_CSS),
+  );
+
+  app.get('/', async (req, reply) => codePage(reply, 200, langOf(req), '', null));
+
+  app.post<{ Body: Record<string, string> | undefined }>('/code', async (req, reply) => {
+    const lang = langOf(req);
+    const t = TEXTS[lang];
+    const typed = String(req.body?.code ?? '').slice(0, 40);
+    const code = normalizePaymentCode(typed);
+    // A code that cannot exist costs no look-up and no token: it is a typo, answered at once.
+    if (!code) return codePage(reply, 400, lang, typed, t.codeInvalid);
+    const slot = limiter.take(req.ip);
+    if (!slot.allowed) {
+      reply.header('Retry-After', String(slot.retryAfterSeconds));
+      return codePage(reply, 429, lang, typed, t.codeLimited(slot.retryAfterSeconds));
+    }
+    const view = await deps.db.read((sql) => loadPayView(sql, { code }));
+    if (!view) {
+      limiter.miss();
+      return codePage(reply, 404, lang, typed, t.codeUnknown);
+    }
+    return reply.redirect(`/p/${view.reference}?lang=${lang}`, 303);
+  });
+
+  app.get<{ Params: { reference: string } }>('/p/:reference', async (req, reply) => {
+    const view = await deps.db.read((sql) => loadPayView(sql, { reference: req.params.reference }));
+    if (!view) return notFoundPage(reply, langOf(req));
+    return invoicePage(reply, view, langOf(req, view.customerLanguage));
+  });
+
+  app.post<{ Params: { reference: string }; Body: Record<string, string> | undefined }>('/p/:reference/checkout', async (req, reply) => {
+    const lang = langOf(req);
+    const method = req.body?.method;
+    if (method !== 'card' && method !== 'mobilepay') return reply.redirect(`/p/${req.params.reference}?lang=${lang}`, 303);
+    let started;
+    try {
+      started = await startCheckout({ db: deps.db, provider: deps.provider, payBaseUrl: base }, req.params.reference, method, lang);
+    } catch (err) {
+      req.log.error({ err }, 'the payment provider could not open a checkout');
+      const view = await deps.db.read((sql) => loadPayView(sql, { reference: req.params.reference }));
+      if (!view) throw err;
+      return invoicePage(reply, view, lang, TEXTS[lang].providerUnavailable, 502);
+    }
+    if (started.kind === 'unknown_link') return notFoundPage(reply, lang);
+    // Paid meanwhile: back to the invoice, which now says so.
+    if (started.kind === 'nothing_to_pay') return reply.redirect(`/p/${req.params.reference}?lang=${lang}`, 303);
+    return reply.redirect(started.url, 303);
+  });
+
+  app.get<{ Params: { reference: string }; Querystring: { session?: string; lang?: string } }>('/p/:reference/return', async (req, reply) => {
+    const { reference } = req.params;
+    const [view, status] = await deps.db.read(async (sql) => [
+      await loadPayView(sql, { reference }),
+      await checkoutStatus(sql, reference, String(req.query.session ?? '')),
+    ] as const);
+    const lang = langOf(req, view?.customerLanguage);
+    if (!view || !status) return notFoundPage(reply, lang);
+    const t = TEXTS[lang];
+    const path = `/p/${reference}`;
+    const layout = (title: string, refresh?: number): LayoutInput => ({
+      lang, title, brand: view.creditorName, switchHref: switchHref(`${path}/return?session=${encodeURIComponent(String(req.query.session))}`, lang),
+      ...(refresh ? { refreshSeconds: refresh } : {}),
+    });
+    if (status.status === 'succeeded') {
+      const lines = [
+        t.returnSucceededText(formatMoney(status.paidOere ?? status.amountOere, lang), view.invoiceNumber),
+        view.balanceOere > 0 ? t.returnRemaining(formatMoney(view.balanceOere, lang)) : t.returnPaidInFull,
+      ];
+      return html(reply, 200, renderPage('return', layout(t.returnSucceeded), {
+        heading: t.returnSucceeded, lines, tryAgainHref: null, backHref: `${path}?lang=${lang}`,
+      }));
+    }
+    if (status.status === 'failed') {
+      return html(reply, 200, renderPage('return', layout(t.returnFailed), {
+        heading: t.returnFailed, lines: [t.returnFailedText], tryAgainHref: `${path}?lang=${lang}`, backHref: null,
+      }));
+    }
+    return html(reply, 200, renderPage('return', layout(t.returnProcessing, PROCESSING_REFRESH_S), {
+      heading: t.returnProcessing, lines: [t.returnProcessingText], tryAgainHref: null, backHref: `${path}?lang=${lang}`,
+    }));
+  });
+
+  // --------------------------------------------------------------------------------------------------------------
+  // Provider callbacks: JSON in, JSON out. Only these book payments.
+
+  const callbackError = (reply: FastifyReply, status: number, code: string, message: string) =>
+    reply.code(status).type('application/json; charset=utf-8').send({ error: { code, message } });
+
+  app.post<{ Params: { provider: string } }>('/callbacks/:provider', async (req, reply) => {
+    if (req.params.provider !== deps.provider.name) return callbackError(reply, 404, 'route_not_found', 'No such callback.');
+    const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    if (!deps.provider.verifyCallback({ headers: req.headers, rawBody })) {
+      req.log.warn('refused a provider callback without a valid signature');
+      return callbackError(reply, 401, 'invalid_signature', 'The callback does not carry a valid, current signature.');
+    }
+    let handled: HandledEvent;
+    try {
+      const event = deps.provider.parseEvent(rawBody);
+      handled = await deps.db.tx((tx) => handleProviderEvent(tx, { clock: deps.clock }, deps.provider.name, event));
+    } catch (err) {
+      if (err instanceof InvalidProviderEvent) return callbackError(reply, 400, 'invalid_event', err.message);
+      if (err instanceof UnknownCheckoutSession) {
+        // Signed by the provider but about a checkout this service never opened: money may have moved, so the
+        // provider is told to keep it (and retry) and an operator is alerted.
+        req.log.error({ err }, 'a provider event names an unknown checkout');
+        return callbackError(reply, 404, 'checkout_session_not_found', err.message);
+      }
+      if (err instanceof DomainError) {
+        req.log.error({ err, code: err.code }, 'a provider event could not be booked');
+        return callbackError(reply, err.status, err.code, err.message);
+      }
+      throw err;
+    }
+    if (handled.effect === 'booked' && handled.paymentId && deps.receiptDispatch) {
+      await deps.receiptDispatch.dispatch(handled.paymentId).catch((err: unknown) =>
+        req.log.error({ err }, 'receipt hand-off failed; the payment is booked and the workflows sweep renders its receipt'),
+      );
+    }
+    return reply.code(200).send({ received: true, effect: handled.effect });
+  });
+
+  deps.providerRoutes?.(app);
+
+  app.setNotFoundHandler((req, reply) => {
+    if (req.url.startsWith('/callbacks/')) return callbackError(reply, 404, 'route_not_found', 'No such callback.');
+    return notFoundPage(reply, langOf(req));
+  });
+
+  app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
+    const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+    if (status === 500) req.log.error({ err }, 'request failed');
+    if (req.url.startsWith('/callbacks/')) return callbackError(reply, status, status === 500 ? 'internal_error' : 'invalid_request', status === 500 ? 'The callback could not be handled; retry later.' : err.message);
+    const lang = pickLanguage(undefined, req.headers['accept-language']);
+    const t = TEXTS[lang];
+    return html(reply, status, renderPage('message', serviceLayout(lang, t.errorTitle, '/'), {
+      heading: t.errorTitle, text: t.errorText, linkHref: `/?lang=${lang}`, linkText: t.goToCode,
+    }));
+  });
+
+  await app.ready();
+  return app;
+}

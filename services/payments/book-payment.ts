@@ -1,0 +1,151 @@
+import type { Invoice } from '../../contracts/invoices.ts';
+import type { Payment, PaymentOutcome, PaymentSource } from '../../contracts/payments.ts';
+import type { Clock } from '../shared/clock.ts';
+import type { Queryable } from '../shared/db.ts';
+import { DomainError, notFound } from '../shared/errors.ts';
+import { isUuid, uuidv7 } from '../shared/ids.ts';
+import { recordEvent } from '../events/record-event.ts';
+import { invoiceSelect, toInvoice, type InvoiceRow } from '../invoices/invoice-queries.ts';
+import { recordTimeline } from '../invoices/record-timeline.ts';
+import { settlePayment } from './payment-outcome.ts';
+import { findPaymentByBookingKey, PAYMENT_COLUMNS, toPayment, type PaymentRow } from './payment-queries.ts';
+
+export interface BookPaymentInput {
+  source: PaymentSource;
+  /**
+   * What makes the payment unique within the organisation and channel, kept with it for as long as it exists: the
+   * Idempotency-Key of a manual registration (`<key>:<index>` in a batch), the provider's payment id of a card or
+   * mobile-wallet payment. A second booking with the same key books nothing and answers with the first payment.
+   */
+  bookingKey: string;
+  amountOere: number;
+  paymentDate: string;
+}
+
+export interface BookedPayment {
+  payment: Payment;
+  /** The invoice after the payment (on a replay: as it is now). */
+  invoice: Invoice;
+  outcome: PaymentOutcome;
+  /** True when the key had booked this payment already and nothing new was booked. */
+  replayed: boolean;
+}
+
+/**
+ * Books one payment on an invoice, exactly once per booking key (spec 1.5), in the caller's transaction: the manual
+ * registration route runs it inside `mutate`, a payment provider's callback in a transaction of its own.
+ *
+ * The invoice row is locked first and its balance read in a later statement, so that statement's snapshot already
+ * holds every payment committed by earlier lock holders: concurrent payments on one invoice see each other's
+ * amounts, the balances they compute are exact, and exactly one of them can bring the balance to 0. The booking key
+ * is looked up under the same lock, so a repeated booking on the invoice (a retry, a provider's duplicate callback,
+ * with or without `mutate`'s key lock) finds the first one; the unique index on the key is the final guard when one
+ * key is used on two invoices at the same moment.
+ */
+export async function bookPayment(
+  sql: Queryable,
+  deps: { clock: Clock },
+  organizationId: string,
+  invoiceId: string,
+  input: BookPaymentInput,
+): Promise<BookedPayment> {
+  if (!isUuid(invoiceId)) {
+    const earlier = await findPaymentByBookingKey(sql, organizationId, input.source, input.bookingKey);
+    if (earlier) conflict();
+    throw notFound('invoice_not_found', 'invoice');
+  }
+  // Sent together in this order (one round trip; the server runs them one after the other): the lock, then the
+  // reads, which start only once the lock is held and so see every payment committed by an earlier holder. A query
+  // starts when it is first awaited, so `execute()` fixes the order here rather than the order promises settle in.
+  // The organisation's today comes from the clock meanwhile.
+  const lockQuery = sql`SELECT id FROM invoices WHERE organization_id = ${organizationId} AND id = ${invoiceId} FOR UPDATE`.execute();
+  const rowQuery = sql<InvoiceRow[]>`
+    SELECT ${invoiceSelect(sql)} FROM invoices i WHERE i.organization_id = ${organizationId} AND i.id = ${invoiceId}`.execute();
+  const earlierQuery = sql<PaymentRow[]>`
+    SELECT ${sql(PAYMENT_COLUMNS)} FROM payments
+    WHERE organization_id = ${organizationId} AND source = ${input.source} AND booking_key = ${input.bookingKey}`.execute();
+  const [[locked], [row], [earlier], today] = await Promise.all([lockQuery, rowQuery, earlierQuery, deps.clock.today(organizationId)]);
+  if (earlier) {
+    // The key booked a payment before. The same request (invoice, amount, date) gets that payment back, with the
+    // invoice as it is now; anything else under the key is a different payment, which needs a key of its own.
+    const same = earlier.invoice_id === invoiceId.toLowerCase() && earlier.amount_oere === input.amountOere && earlier.payment_date === input.paymentDate;
+    if (!same || !row) conflict();
+    return { payment: toPayment(earlier), invoice: toInvoice(row), outcome: earlier.outcome, replayed: true };
+  }
+  if (!locked || !row) throw notFound('invoice_not_found', 'invoice');
+  if (row.type === 'creditNote') throw new DomainError('credit_note_not_payable', 'A credit note is not payable; register the payment on an invoice.');
+  if (row.status === 'draft' || row.status === 'issuing') {
+    throw new DomainError('invoice_not_issued', 'Payments can only be registered on an issued invoice.');
+  }
+  if (input.paymentDate > today) {
+    throw new DomainError('payment_date_in_future', `The payment date ${input.paymentDate} is after today (${today}).`, {
+      details: [{ path: '/paymentDate', message: `must not be after ${today}` }],
+    });
+  }
+
+  const settlement = settlePayment(toInvoice(row).balanceOere, input.amountOere);
+  const id = uuidv7();
+  const status = settlement.settles ? 'paid' : row.status;
+  // The writes, again in one round trip.
+  const [inserted, [updated]] = await Promise.all([
+    sql<PaymentRow[]>`
+      INSERT INTO payments (id, organization_id, invoice_id, customer_id, source, booking_key, amount_oere, payment_date, outcome, surplus_oere)
+      VALUES (${id}, ${organizationId}, ${row.id}, ${row.customer_id}, ${input.source}, ${input.bookingKey}, ${input.amountOere},
+              ${input.paymentDate}, ${settlement.outcome}, ${settlement.surplusOere})
+      ON CONFLICT (organization_id, source, booking_key) DO NOTHING
+      RETURNING ${sql(PAYMENT_COLUMNS)}`,
+    sql<{ updated_at: Date }[]>`
+      UPDATE invoices SET status = ${status}, updated_at = now()
+      WHERE organization_id = ${organizationId} AND id = ${row.id}
+      RETURNING updated_at`,
+    recordEvent(sql, {
+      organizationId,
+      type: 'payment.received',
+      family: 'payment',
+      entityId: id,
+      data: {
+        invoiceId: row.id,
+        amountOere: input.amountOere,
+        paymentDate: input.paymentDate,
+        source: input.source,
+        externalReference: row.external_reference,
+      },
+    }),
+    settlement.settles
+      ? recordEvent(sql, {
+          organizationId,
+          type: 'invoice.paid',
+          family: 'invoice',
+          entityId: row.id,
+          data: {
+            invoiceId: row.id,
+            number: row.number,
+            paymentId: id,
+            paidOere: row.paid_oere + input.amountOere,
+            balanceOere: settlement.balanceAfterOere,
+            externalReference: row.external_reference,
+          },
+        })
+      : undefined,
+    recordTimeline(sql, organizationId, row.id, 'payment', {
+      paymentId: id,
+      amountOere: input.amountOere,
+      paymentDate: input.paymentDate,
+      source: input.source,
+      outcome: settlement.outcome,
+    }),
+  ]);
+  // The key was free when looked up under the invoice's lock, and a booking with it on this invoice would have held
+  // that lock: so the key was booked meanwhile on another invoice, a different payment. Throwing rolls back the writes.
+  if (inserted.length === 0) conflict();
+  // The row read under the lock plus this payment is the invoice as committed: no second read needed.
+  const invoice = toInvoice({ ...row, paid_oere: row.paid_oere + input.amountOere, status, updated_at: updated!.updated_at });
+  return { payment: toPayment(inserted[0]!), invoice, outcome: settlement.outcome, replayed: false };
+}
+
+function conflict(): never {
+  throw new DomainError(
+    'idempotency_conflict',
+    'This key already booked a payment with a different invoice, amount or payment date; use a new key for a new payment.',
+  );
+}

@@ -1,0 +1,53 @@
+import type { DocumentStore } from '../documents/document-store.ts';
+import type { PdfRenderer } from '../documents/pdf-renderer.ts';
+import type { Keyring } from '../shared/crypto.ts';
+import type { Db } from '../shared/db.ts';
+import { isUuid } from '../shared/ids.ts';
+import { loadReceiptView } from './receipt-document.ts';
+
+export interface RenderReceiptDeps {
+  db: Db;
+  keyring: Keyring;
+  pdf: PdfRenderer;
+  documents: DocumentStore;
+}
+
+export type ReceiptResult = { status: 'rendered' | 'exists' | 'unknown' };
+
+/**
+ * Renders and stores a payment's receipt, once. Idempotent, so the workflow may run it again after a crash and the
+ * sweep may hand it on twice: a receipt that exists is left as it is (`exists`), and of two renders racing, the
+ * first to commit is the receipt and the other's PDF is never referenced. Rendering happens outside any transaction;
+ * the document and the pointer to it are committed together.
+ */
+export async function renderPaymentReceipt(deps: RenderReceiptDeps, paymentId: string): Promise<ReceiptResult> {
+  if (!isUuid(paymentId)) return { status: 'unknown' };
+  const [pending] = await deps.db.read((sql) => sql<{ document_sha256: Buffer | null }[]>`
+    SELECT document_sha256 FROM payment_receipts WHERE payment_id = ${paymentId}`);
+  if (!pending) return { status: 'unknown' };
+  if (pending.document_sha256) return { status: 'exists' };
+  const loaded = await deps.db.read((sql) => loadReceiptView(sql, deps.keyring, paymentId));
+  if (!loaded) return { status: 'unknown' };
+  const bytes = await deps.pdf.renderReceipt(loaded.view);
+  return deps.db.tx(async (tx) => {
+    const stored = await deps.documents.put(tx, { organizationId: loaded.organizationId, contentType: 'application/pdf', bytes });
+    const updated = await tx`
+      UPDATE payment_receipts SET document_sha256 = ${stored.sha256}, language = ${loaded.view.language}, rendered_at = now()
+      WHERE payment_id = ${paymentId} AND document_sha256 IS NULL
+      RETURNING 1`;
+    return { status: updated.length === 1 ? 'rendered' : 'exists' };
+  });
+}
+
+/**
+ * Receipts requested longer than `olderThanMs` ago and still not rendered: their hand-off to the engine was lost
+ * (the process died after commit, Restate was unreachable). Oldest first.
+ */
+export async function findPendingReceipts(db: Db, olderThanMs: number, limit = 500): Promise<string[]> {
+  const rows = await db.read((sql) => sql<{ payment_id: string }[]>`
+    SELECT payment_id FROM payment_receipts
+    WHERE document_sha256 IS NULL AND requested_at < now() - make_interval(secs => ${olderThanMs / 1000})
+    ORDER BY requested_at
+    LIMIT ${limit}`);
+  return rows.map((r) => r.payment_id);
+}

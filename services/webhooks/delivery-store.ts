@@ -1,0 +1,351 @@
+import type { EventEnvelope } from '../../contracts/events.ts';
+import type { Clock } from '../shared/clock.ts';
+import type { Keyring } from '../shared/crypto.ts';
+import type { Db, Queryable } from '../shared/db.ts';
+import { uuidv7 } from '../shared/ids.ts';
+import { toEnvelope } from '../events/event-envelope.ts';
+
+/**
+ * Webhook deliveries in PostgreSQL, the truth the delivery workflow acts on. One row per (event, endpoint), states
+ * queued → delivered | failed → … → given-up (spec 3.6), every attempt in webhook_attempts, and a wake_index row
+ * while a delivery waits for its next attempt in business time.
+ */
+
+/** The Restate virtual object that runs one delivery (key: delivery id); its wake_index rows carry this name. */
+export const WEBHOOK_DELIVERY_SERVICE = 'WebhookDelivery';
+
+/** Waits after failed attempts 1..7 (decisions.md): the eighth failure gives up. */
+export const RETRY_SCHEDULE_MS = [5_000, 5 * 60_000, 30 * 60_000, 2 * 3_600_000, 5 * 3_600_000, 10 * 3_600_000, 10 * 3_600_000] as const;
+export const MAX_ATTEMPTS = RETRY_SCHEDULE_MS.length + 1;
+
+/**
+ * How long an attempt may hold its delivery (the 15 s request timeout plus recording, with room to spare). A claim
+ * held by a process that died lapses after this, and the wake index looks at the delivery again then.
+ */
+export const CLAIM_MS = 60_000;
+
+type Status = 'queued' | 'delivered' | 'failed' | 'given-up';
+
+/** Queues `deliveries` (new rows) as due at `dueAt` and lists them in the wake index. */
+async function insertDeliveries(
+  sql: Queryable,
+  organizationId: string,
+  rows: { endpointId: string; eventId: string }[],
+  dueAt: Date,
+): Promise<string[]> {
+  if (rows.length === 0) return [];
+  const ids = rows.map(() => uuidv7());
+  const inserted = await sql<{ id: string }[]>`
+    INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, message_id, status, next_attempt_at)
+    SELECT d.id, ${organizationId}, d.endpoint_id, d.event_id, d.event_id, 'queued', ${dueAt}
+    FROM unnest(${ids}::uuid[], ${rows.map((r) => r.endpointId)}::uuid[], ${rows.map((r) => r.eventId)}::uuid[]) AS d (id, endpoint_id, event_id)
+    ON CONFLICT (endpoint_id, event_id) WHERE event_id IS NOT NULL DO NOTHING
+    RETURNING id`;
+  const newIds = inserted.map((r) => r.id);
+  await indexWakes(sql, organizationId, newIds, dueAt);
+  return newIds;
+}
+
+async function indexWakes(sql: Queryable, organizationId: string, deliveryIds: string[], dueAt: Date): Promise<void> {
+  if (deliveryIds.length === 0) return;
+  await sql`
+    INSERT INTO wake_index (service, key, organization_id, due_at)
+    SELECT ${WEBHOOK_DELIVERY_SERVICE}, k, ${organizationId}, ${dueAt} FROM unnest(${deliveryIds}::text[]) AS k
+    ON CONFLICT (service, key) DO UPDATE SET due_at = EXCLUDED.due_at`;
+}
+
+/**
+ * The relay's fan-out of one committed event: one queued delivery per active endpoint subscribed to its type (an
+ * inactive endpoint gets none; a replay fetches the event later), in one statement. The new deliveries are claimed
+ * by `claimant`, who attempts them next; their wake index rows come due only when that claim would have lapsed, so
+ * nothing else looks at them unless the claimant dies. Safe to repeat with the same claimant: a second run creates
+ * nothing and returns the same unattempted deliveries.
+ */
+export async function fanOutEvent(db: Db, clock: Clock, eventId: string, organizationId: string, claimant: string): Promise<string[]> {
+  const now = await clock.now(organizationId);
+  const lookAgain = new Date(now.getTime() + CLAIM_MS);
+  // An organisation has at most MAX_ENDPOINTS endpoints: one id ready for each.
+  const ids = Array.from({ length: 10 }, () => uuidv7());
+  const rows = await db.read((sql) => sql<{ id: string }[]>`
+    WITH eps AS (
+      SELECT w.id AS endpoint_id, row_number() OVER (ORDER BY w.id) AS n
+      FROM events e JOIN webhook_endpoints w ON w.organization_id = e.organization_id
+      WHERE e.id = ${eventId} AND e.organization_id = ${organizationId} AND w.active AND e.type = ANY (w.event_types)
+    ), ins AS (
+      INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, message_id, status, next_attempt_at, claimed_by, claimed_until)
+      SELECT (${ids}::uuid[])[eps.n], ${organizationId}, eps.endpoint_id, ${eventId}, ${eventId}, 'queued', ${now},
+             ${claimant}, now() + make_interval(secs => ${CLAIM_MS / 1000})
+      FROM eps
+      ON CONFLICT (endpoint_id, event_id) WHERE event_id IS NOT NULL DO NOTHING
+      RETURNING id
+    ), wake AS (
+      INSERT INTO wake_index (service, key, organization_id, due_at)
+      SELECT ${WEBHOOK_DELIVERY_SERVICE}, id::text, ${organizationId}, ${lookAgain} FROM ins
+      ON CONFLICT (service, key) DO NOTHING
+    )
+    SELECT id FROM ins
+    UNION
+    SELECT id FROM webhook_deliveries
+    WHERE event_id = ${eventId} AND status = 'queued' AND attempts = 0 AND claimed_by = ${claimant}`);
+  return rows.map((r) => r.id).sort();
+}
+
+/** `POST …/test`: a ping delivery with a body of its own and no real data; it is never in the event log. */
+export async function queuePing(sql: Queryable, clock: Clock, organizationId: string, endpointId: string): Promise<EventEnvelope> {
+  const id = uuidv7();
+  const ping = { id, type: 'webhook.ping', timestamp: new Date().toISOString(), organizationId, data: {} } as EventEnvelope;
+  const dueAt = await clock.now(organizationId);
+  const deliveryId = uuidv7();
+  await sql`
+    INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, ping, message_id, status, next_attempt_at)
+    VALUES (${deliveryId}, ${organizationId}, ${endpointId}, ${sql.json(ping as never)}, ${id}, 'queued', ${dueAt})`;
+  await indexWakes(sql, organizationId, [deliveryId], dueAt);
+  return ping;
+}
+
+/** Replay limits (spec 6.6, 8). */
+export const REPLAY_CAP = 10_000;
+export const REPLAY_HORIZON_MS = 90 * 86_400_000;
+
+/**
+ * Replay for one endpoint from `since`: failed and given-up deliveries start a new round with a fresh schedule,
+ * events never queued for this endpoint (it was created later, or inactive) get a delivery, delivered ones are
+ * never touched, queued ones are already on their way. Oldest first, at most REPLAY_CAP per call; `possiblyMore`
+ * when the cap cut the list short (the next call continues, because what this call queued is no longer a
+ * candidate). Everything queued is due now and woken after commit by the route.
+ */
+export async function replayDeliveries(
+  sql: Queryable,
+  clock: Clock,
+  organizationId: string,
+  endpoint: { id: string; event_types: string[] },
+  since: Date,
+): Promise<{ requeued: number; enqueued: number; possiblyMore: boolean }> {
+  const dueAt = await clock.now(organizationId);
+  const requeueable = await sql<{ id: string }[]>`
+    SELECT d.id FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+    WHERE d.endpoint_id = ${endpoint.id} AND d.status IN ('failed', 'given-up') AND e.occurred_at >= ${since}
+    ORDER BY d.event_id
+    LIMIT ${REPLAY_CAP + 1}`;
+  const requeue = requeueable.slice(0, REPLAY_CAP).map((r) => r.id);
+  if (requeue.length) {
+    await sql`
+      UPDATE webhook_deliveries
+      SET status = 'queued', round = round + 1, attempts = 0, next_attempt_at = ${dueAt},
+          claimed_by = NULL, claimed_until = NULL, updated_at = now()
+      WHERE id = ANY (${requeue}::uuid[])`;
+    await indexWakes(sql, organizationId, requeue, dueAt);
+  }
+  const room = REPLAY_CAP - requeue.length;
+  const missing = room === 0 ? [] : await sql<{ id: string }[]>`
+    SELECT e.id FROM events e
+    WHERE e.organization_id = ${organizationId} AND e.occurred_at >= ${since} AND e.type = ANY (${endpoint.event_types})
+      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = ${endpoint.id} AND d.event_id = e.id)
+    ORDER BY e.id
+    LIMIT ${room + 1}`;
+  const enqueue = missing.slice(0, room);
+  const enqueued = await insertDeliveries(sql, organizationId, enqueue.map((e) => ({ endpointId: endpoint.id, eventId: e.id })), dueAt);
+  return {
+    requeued: requeue.length,
+    enqueued: enqueued.length,
+    possiblyMore: requeueable.length > REPLAY_CAP || missing.length > room || (room === 0 && (await hasMissing(sql, organizationId, endpoint, since))),
+  };
+}
+
+async function hasMissing(sql: Queryable, organizationId: string, endpoint: { id: string; event_types: string[] }, since: Date): Promise<boolean> {
+  const [row] = await sql`
+    SELECT 1 FROM events e
+    WHERE e.organization_id = ${organizationId} AND e.occurred_at >= ${since} AND e.type = ANY (${endpoint.event_types})
+      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = ${endpoint.id} AND d.event_id = e.id)
+    LIMIT 1`;
+  return row !== undefined;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// What one attempt needs, and what it leaves behind
+
+/** A delivery ready for its attempt: everything but what the engine must not journal is in here. */
+export interface AttemptPlan {
+  organizationId: string;
+  round: number;
+  number: number;
+  url: string;
+  messageId: string;
+  body: string;
+  /** Live signing secrets, current first. Never returned from the workflow step that reads them. */
+  secrets: string[];
+}
+
+export type Plan =
+  | { kind: 'gone' }
+  | { kind: 'parked' }
+  | { kind: 'wait'; dueInMs: number }
+  | { kind: 'attempt'; plan: AttemptPlan };
+
+interface PlanRow {
+  organization_id: string;
+  status: Status;
+  round: number;
+  attempts: number;
+  next_attempt_at: Date | null;
+  message_id: string;
+  ping: EventEnvelope | null;
+  url: string;
+  active: boolean;
+  secret_enc: Buffer;
+  previous_secret_enc: Buffer | null;
+  previous_live: boolean;
+  claimed_by: string | null;
+  claim_left_ms: number | null;
+  e_id: string | null;
+  e_type: string;
+  e_family: string;
+  e_entity: string;
+  e_seq: number;
+  e_at: Date;
+  e_data: Record<string, unknown>;
+}
+
+/**
+ * Decides what a woken delivery does now, by business time: nothing (it is gone, finished, or its endpoint is
+ * inactive: then it leaves the wake index until a reactivation or replay), wait, or attempt. One query reads the
+ * delivery, its endpoint and its event; an attempt needs the delivery's claim, which `claimant` either holds
+ * already (the fan-out's first attempt) or takes here. While someone else holds it, the answer is to wait.
+ */
+export async function planAttempt(db: Db, clock: Clock, keyring: Keyring, deliveryId: string, claimant: string): Promise<Plan> {
+  const [row] = await db.read((sql) => sql<PlanRow[]>`
+    SELECT d.organization_id, d.status, d.round, d.attempts, d.next_attempt_at, d.message_id, d.ping, d.claimed_by,
+           CASE WHEN d.claimed_until > now() THEN ceil(extract(epoch FROM d.claimed_until - now()) * 1000)::int END AS claim_left_ms,
+           w.url, w.active, w.secret_enc, w.previous_secret_enc, coalesce(w.previous_secret_expires_at > now(), false) AS previous_live,
+           e.id AS e_id, e.type AS e_type, e.entity_family AS e_family, e.entity_id AS e_entity, e.sekvensnummer AS e_seq,
+           e.occurred_at AS e_at, e.data AS e_data
+    FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id LEFT JOIN events e ON e.id = d.event_id
+    WHERE d.id = ${deliveryId}`);
+  if (!row || (row.status !== 'queued' && row.status !== 'failed') || row.next_attempt_at === null || !row.active) {
+    await db.read((sql) => sql`DELETE FROM wake_index WHERE service = ${WEBHOOK_DELIVERY_SERVICE} AND key = ${deliveryId}`);
+    return { kind: row && row.next_attempt_at !== null && !row.active ? 'parked' : 'gone' };
+  }
+  const now = (await clock.now(row.organization_id)).getTime();
+  const dueInMs = row.next_attempt_at.getTime() - now;
+  if (dueInMs > 0) return { kind: 'wait', dueInMs };
+  const held = row.claim_left_ms !== null && row.claimed_by !== claimant;
+  if (held) return { kind: 'wait', dueInMs: row.claim_left_ms! };
+  if (row.claimed_by !== claimant || row.claim_left_ms === null) {
+    const [claimed] = await db.read((sql) => sql`
+      UPDATE webhook_deliveries SET claimed_by = ${claimant}, claimed_until = now() + make_interval(secs => ${CLAIM_MS / 1000})
+      WHERE id = ${deliveryId} AND round = ${row.round} AND attempts = ${row.attempts}
+        AND (claimed_until IS NULL OR claimed_until <= now() OR claimed_by = ${claimant})
+      RETURNING 1`);
+    // Someone else took it (or a replay moved it on) between the read and the claim: look again shortly.
+    if (!claimed) return { kind: 'wait', dueInMs: 1000 };
+  }
+  const body = row.ping
+    ? JSON.stringify(row.ping)
+    : JSON.stringify(
+        toEnvelope({
+          id: row.e_id!,
+          organization_id: row.organization_id,
+          type: row.e_type,
+          entity_family: row.e_family,
+          entity_id: row.e_entity,
+          sekvensnummer: row.e_seq,
+          occurred_at: row.e_at,
+          data: row.e_data,
+        }),
+      );
+  const secrets = [keyring.decrypt(row.secret_enc)];
+  if (row.previous_secret_enc && row.previous_live) secrets.push(keyring.decrypt(row.previous_secret_enc));
+  return {
+    kind: 'attempt',
+    plan: { organizationId: row.organization_id, round: row.round, number: row.attempts + 1, url: row.url, messageId: row.message_id, body, secrets },
+  };
+}
+
+/** The outcome of one HTTP attempt, as journaled by the workflow (no secrets, no body). */
+export interface AttemptResult {
+  organizationId: string;
+  round: number;
+  number: number;
+  /** Real time of the attempt, epoch milliseconds. */
+  attemptedAt: number;
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+  succeeded: boolean;
+}
+
+export type AfterAttempt = { next: 'done'; status: 'delivered' | 'given-up' } | { next: 'wait'; dueInMs: number; status: 'failed' };
+
+/**
+ * Records an attempt and moves the delivery on, in one statement: delivered on success; failed with the next
+ * attempt due after the schedule's wait (business time); given-up after the eighth failure; the wake index follows.
+ * Idempotent: recording the same attempt twice changes nothing the second time. A replay that started a new round
+ * meanwhile keeps its round: the attempt is recorded, the state is left to the new round.
+ */
+export async function recordAttempt(db: Db, clock: Clock, deliveryId: string, a: AttemptResult): Promise<AfterAttempt> {
+  const waitMs = a.succeeded ? null : a.number <= RETRY_SCHEDULE_MS.length ? RETRY_SCHEDULE_MS[a.number - 1]! : null;
+  const status: Status = a.succeeded ? 'delivered' : waitMs === null ? 'given-up' : 'failed';
+  // Business time is read only when there is a next attempt to schedule.
+  const next = waitMs === null ? null : new Date((await clock.now(a.organizationId)).getTime() + waitMs);
+  const at = new Date(a.attemptedAt);
+  const error = a.error === null ? null : a.error.slice(0, 500);
+  const [moved] = await db.read((sql) => sql<{ id: string }[]>`
+    WITH attempt AS (
+      INSERT INTO webhook_attempts (delivery_id, round, number, organization_id, attempted_at, status_code, duration_ms, error, succeeded)
+      VALUES (${deliveryId}, ${a.round}, ${a.number}, ${a.organizationId}, ${at}, ${a.statusCode}, ${a.durationMs}, ${error}, ${a.succeeded})
+      ON CONFLICT DO NOTHING
+    ), moved AS (
+      UPDATE webhook_deliveries
+      SET status = ${status}, attempts = ${a.number}, next_attempt_at = ${next}, last_attempt_at = ${at},
+          last_status_code = ${a.statusCode}, last_error = ${error}, delivered_at = ${a.succeeded ? at : null},
+          claimed_by = NULL, claimed_until = NULL, updated_at = now()
+      WHERE id = ${deliveryId} AND round = ${a.round} AND attempts = ${a.number - 1} AND status IN ('queued', 'failed')
+      RETURNING id, organization_id
+    ), unwake AS (
+      DELETE FROM wake_index WHERE ${next === null} AND service = ${WEBHOOK_DELIVERY_SERVICE} AND key = ${deliveryId}
+        AND EXISTS (SELECT 1 FROM moved)
+    ), rewake AS (
+      INSERT INTO wake_index (service, key, organization_id, due_at)
+      SELECT ${WEBHOOK_DELIVERY_SERVICE}, id::text, organization_id, ${next ?? at} FROM moved WHERE ${next !== null}
+      ON CONFLICT (service, key) DO UPDATE SET due_at = EXCLUDED.due_at
+    )
+    SELECT id FROM moved`);
+  if (moved) return next === null ? { next: 'done', status: status as 'delivered' | 'given-up' } : { next: 'wait', dueInMs: waitMs!, status: 'failed' };
+  // Recorded before, or superseded by a replay: report what the row says now.
+  const [cur] = await db.read((sql) => sql<{ status: Status; next_attempt_at: Date | null; organization_id: string }[]>`
+    SELECT status, next_attempt_at, organization_id FROM webhook_deliveries WHERE id = ${deliveryId}`);
+  if (!cur || cur.next_attempt_at === null) return { next: 'done', status: cur?.status === 'delivered' ? 'delivered' : 'given-up' };
+  const now = (await clock.now(cur.organization_id)).getTime();
+  return { next: 'wait', dueInMs: Math.max(0, cur.next_attempt_at.getTime() - now), status: 'failed' };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The wake index
+
+export interface WakeRef {
+  service: string;
+  key: string;
+}
+
+/** Rows of one organisation that are due by its business clock, in (service, key) order after `after`. */
+export async function dueWakes(db: Db, clock: Clock, organizationId: string, after: WakeRef | null, limit: number): Promise<WakeRef[]> {
+  const now = await clock.now(organizationId);
+  return db.read((sql) => sql<WakeRef[]>`
+    SELECT service, key FROM wake_index
+    WHERE organization_id = ${organizationId} AND due_at <= ${now}
+      ${after ? sql`AND (service, key) > (${after.service}, ${after.key})` : sql``}
+    ORDER BY service, key
+    LIMIT ${limit}`);
+}
+
+/**
+ * Organisations with rows overdue by more than `graceMs` of their business time: their wake-up was lost (a
+ * hand-off that failed, a killed invocation). Business time is real time plus the test clock's offset.
+ */
+export async function overdueOrganizations(db: Db, graceMs: number, limit = 1000): Promise<string[]> {
+  const rows = await db.read((sql) => sql<{ organization_id: string }[]>`
+    SELECT DISTINCT w.organization_id FROM wake_index w LEFT JOIN test_clocks c ON c.organization_id = w.organization_id
+    WHERE w.due_at < now() + make_interval(secs => (coalesce(c.offset_ms, 0) - ${graceMs}) / 1000.0)
+    LIMIT ${limit}`);
+  return rows.map((r) => r.organization_id);
+}

@@ -1,0 +1,59 @@
+import { Writable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { freePort } from '../../deploy/local/ports.ts';
+import { buildPayApp, type PayDeps } from '../../services/pay/app.ts';
+import { createTestProvider, type TestProvider } from '../../services/payments/providers/test-provider.ts';
+import { realClock } from '../../services/shared/clock.ts';
+import { testDb } from './context.ts';
+
+export interface TestPay {
+  app: FastifyInstance;
+  provider: TestProvider;
+  /** The test provider's shared secret (callbacks signed with anything else are forged). */
+  secret: Buffer;
+  baseUrl: string;
+  logs(): string;
+  close(): Promise<void>;
+}
+
+/**
+ * The pay service on the run's database, with the test provider. `listen: true` serves it on a loopback port (for a
+ * browser, and for the provider's callbacks, which travel over HTTP); otherwise tests call it with inject().
+ */
+export async function startTestPay(opts: { listen?: boolean } & Partial<Omit<PayDeps, 'db' | 'provider' | 'providerRoutes'>> = {}): Promise<TestPay> {
+  const { db } = testDb();
+  const port = opts.listen ? await freePort() : 0;
+  const baseUrl = opts.payBaseUrl ?? (opts.listen ? `http://127.0.0.1:${port}` : 'http://pay.test');
+  const secret = Buffer.alloc(32, 9);
+  let logged = '';
+  const logStream = new Writable({
+    write(chunk, _enc, cb) {
+      logged += chunk.toString();
+      cb();
+    },
+  });
+  const provider = createTestProvider({ secret, baseUrl: `${baseUrl}/test-provider`, retryDelaysMs: [200, 500] });
+  const { listen: _listen, ...rest } = opts;
+  const app = await buildPayApp({
+    db,
+    clock: realClock,
+    logLevel: 'info',
+    logStream,
+    ...rest,
+    payBaseUrl: baseUrl,
+    provider: provider.provider,
+    providerRoutes: provider.routes,
+  });
+  if (opts.listen) await app.listen({ host: '127.0.0.1', port });
+  return {
+    app,
+    provider,
+    secret,
+    baseUrl,
+    logs: () => logged,
+    async close() {
+      provider.close();
+      await app.close();
+    },
+  };
+}
