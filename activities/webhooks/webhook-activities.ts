@@ -1,7 +1,17 @@
 import type { Clock } from '../../services/shared/clock.ts';
 import type { Keyring } from '../../services/shared/crypto.ts';
 import type { Db } from '../../services/shared/db.ts';
-import { dueWakes, fanOutEvent, planAttempt, recordAttempt, type AttemptResult, type WakeRef } from '../../services/webhooks/delivery-store.ts';
+import {
+  dueWakes,
+  fanOutEvent,
+  planAttempts,
+  recordAttempts,
+  type AfterAttempt,
+  type AttemptPlan,
+  type AttemptResult,
+  type Plan,
+  type WakeRef,
+} from '../../services/webhooks/delivery-store.ts';
 import { signatureHeader } from '../../services/webhooks/signing.ts';
 import type { Resolver, UrlPolicy } from '../../services/webhooks/url-policy.ts';
 import { postWebhook, type WebhookAgents } from './post-webhook.ts';
@@ -25,20 +35,8 @@ export type DeliveryStep =
 /** A failed recording is retried here, within the step, so a database hiccup does not send the webhook twice. */
 const RECORD_RETRIES_MS = [100, 500, 2000, 5000];
 
-/**
- * One step of one delivery: if it is due by business time, sign the body with the endpoint's live secrets, POST it,
- * and record the attempt; otherwise say how long to wait. `webhook-id` is the event id (identical across attempts
- * and replays); `webhook-timestamp` is real time, also under a test clock (decisions.md), because receivers check
- * it against their own clock. The attempt holds the delivery's claim, so two attempts of one delivery never overlap.
- *
- * POST and record are one journaled step: a crash between them (or a database that stays down through every
- * recording retry) repeats the POST with the same webhook-id, which receivers deduplicate on; it never loses one.
- */
-export async function deliverWebhook(deps: WebhookActivityDeps, deliveryId: string, claimant = `delivery:${deliveryId}`): Promise<DeliveryStep> {
-  const plan = await planAttempt(deps.db, deps.clock, deps.keyring, deliveryId, claimant);
-  if (plan.kind === 'gone' || plan.kind === 'parked') return { next: 'done', status: plan.kind };
-  if (plan.kind === 'wait') return { next: 'wait', dueInMs: plan.dueInMs, status: 'waiting' };
-  const p = plan.plan;
+/** Signs and POSTs one planned attempt; never throws for what the receiver does. */
+async function attempt(deps: WebhookActivityDeps, p: AttemptPlan): Promise<AttemptResult> {
   const attemptedAt = Date.now();
   const timestamp = Math.floor(attemptedAt / 1000);
   const headers = {
@@ -52,10 +50,15 @@ export async function deliverWebhook(deps: WebhookActivityDeps, deliveryId: stri
     ...(deps.timeoutMs ? { timeoutMs: deps.timeoutMs } : {}),
     ...(deps.agents ? { agents: deps.agents } : {}),
   });
-  const result: AttemptResult = { organizationId: p.organizationId, round: p.round, number: p.number, attemptedAt, ...out };
+  return { organizationId: p.organizationId, round: p.round, number: p.number, attemptedAt, ...out };
+}
+
+/** Records the attempts, retrying here so that a database hiccup does not send the webhooks again. */
+async function record(deps: WebhookActivityDeps, results: { deliveryId: string; result: AttemptResult }[]): Promise<Map<string, AfterAttempt>> {
+  if (results.length === 0) return new Map();
   for (let i = 0; ; i++) {
     try {
-      return await recordAttempt(deps.db, deps.clock, deliveryId, result);
+      return await recordAttempts(deps.db, deps.clock, results);
     } catch (err) {
       if (i >= RECORD_RETRIES_MS.length) throw err;
       await new Promise((r) => setTimeout(r, RECORD_RETRIES_MS[i]));
@@ -63,16 +66,49 @@ export async function deliverWebhook(deps: WebhookActivityDeps, deliveryId: stri
   }
 }
 
+const stepOf = (plan: Plan, after: AfterAttempt | undefined): DeliveryStep => {
+  if (plan.kind === 'gone' || plan.kind === 'parked') return { next: 'done', status: plan.kind };
+  if (plan.kind === 'wait') return { next: 'wait', dueInMs: plan.dueInMs, status: 'waiting' };
+  return after!;
+};
+
 /**
- * The fan-out of one committed event, with the first attempt of each of its deliveries made right here, in
- * parallel: most deliveries succeed at once and never need a workflow of their own. Returns the deliveries that
- * did not finish (a failed first attempt, a claim held elsewhere), which their own workflow takes over.
+ * Steps of deliveries, together: each one that is due by business time is signed with its endpoint's live secrets,
+ * POSTed (all in parallel) and recorded (all in one statement); the others say how long to wait or that they are
+ * finished. `webhook-id` is the event id (identical across attempts and replays); `webhook-timestamp` is real time,
+ * also under a test clock (decisions.md), because receivers check it against their own clock. An attempt holds its
+ * delivery's claim, so two attempts of one delivery never overlap.
+ *
+ * POST and record are one journaled step: a crash between them (or a database that stays down through every
+ * recording retry) repeats the POST with the same webhook-id, which receivers deduplicate on; it never loses one.
+ */
+export async function deliverWebhooks(deps: WebhookActivityDeps, deliveryIds: string[], claimant: string): Promise<Map<string, DeliveryStep>> {
+  const plans = await planAttempts(deps.db, deps.clock, deps.keyring, deliveryIds, claimant);
+  return attemptAll(deps, plans);
+}
+
+async function attemptAll(deps: WebhookActivityDeps, plans: Map<string, Plan>): Promise<Map<string, DeliveryStep>> {
+  const due = [...plans].filter((e): e is [string, Plan & { kind: 'attempt' }] => e[1].kind === 'attempt');
+  const results = await Promise.all(due.map(async ([deliveryId, p]) => ({ deliveryId, result: await attempt(deps, p.plan) })));
+  const after = await record(deps, results);
+  return new Map([...plans].map(([id, plan]) => [id, stepOf(plan, after.get(id))]));
+}
+
+/** One delivery's step, for its own workflow. */
+export async function deliverWebhook(deps: WebhookActivityDeps, deliveryId: string): Promise<DeliveryStep> {
+  return (await deliverWebhooks(deps, [deliveryId], `delivery:${deliveryId}`)).get(deliveryId)!;
+}
+
+/**
+ * The fan-out of one committed event, with the first attempt of each of its deliveries made right here: most
+ * deliveries succeed at once and never need a workflow of their own. Returns the deliveries that did not finish (a
+ * failed first attempt, a claim held elsewhere), which their own workflow takes over.
  */
 export async function fanOutAndDeliver(deps: WebhookActivityDeps, eventId: string, organizationId: string): Promise<string[]> {
-  const claimant = `event:${eventId}`;
-  const ids = await fanOutEvent(deps.db, deps.clock, eventId, organizationId, claimant);
-  const steps = await Promise.all(ids.map((id) => deliverWebhook(deps, id, claimant).then((step) => ({ id, step }))));
-  return steps.filter((s) => s.step.next === 'wait').map((s) => s.id);
+  const created = await fanOutEvent(deps.db, deps.clock, deps.keyring, eventId, organizationId, `event:${eventId}`);
+  if (created.length === 0) return [];
+  const steps = await attemptAll(deps, new Map(created.map((c): [string, Plan] => [c.id, { kind: 'attempt', plan: c.plan }])));
+  return created.filter((c) => steps.get(c.id)!.next === 'wait').map((c) => c.id);
 }
 
 export const dueWakeUps = (deps: WebhookActivityDeps, organizationId: string, after: WakeRef | null, limit: number): Promise<WakeRef[]> =>

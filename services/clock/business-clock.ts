@@ -19,8 +19,7 @@ export interface BusinessClock extends Clock {
   mode(organizationId: string): Promise<'live' | 'test'>;
 }
 
-const DAY_MS = 86_400_000;
-export { DAY_MS };
+export const DAY_MS = 86_400_000;
 
 export function createBusinessClock(sql: Sql, realNow: () => number = Date.now): BusinessClock {
   const sandbox = new Map<string, boolean>();

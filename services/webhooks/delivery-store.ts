@@ -56,38 +56,54 @@ async function indexWakes(sql: Queryable, organizationId: string, deliveryIds: s
 
 /**
  * The relay's fan-out of one committed event: one queued delivery per active endpoint subscribed to its type (an
- * inactive endpoint gets none; a replay fetches the event later), in one statement. The new deliveries are claimed
- * by `claimant`, who attempts them next; their wake index rows come due only when that claim would have lapsed, so
- * nothing else looks at them unless the claimant dies. Safe to repeat with the same claimant: a second run creates
- * nothing and returns the same unattempted deliveries.
+ * inactive endpoint gets none; a replay fetches the event later), in one statement that also returns what each
+ * first attempt needs. The new deliveries are claimed by `claimant`, who attempts them next; their wake index rows
+ * come due only when that claim would have lapsed, so nothing else looks at them unless the claimant dies. Safe to
+ * repeat with the same claimant: a second run creates nothing and returns the same unattempted deliveries.
  */
-export async function fanOutEvent(db: Db, clock: Clock, eventId: string, organizationId: string, claimant: string): Promise<string[]> {
+export async function fanOutEvent(
+  db: Db,
+  clock: Clock,
+  keyring: Keyring,
+  eventId: string,
+  organizationId: string,
+  claimant: string,
+): Promise<{ id: string; plan: AttemptPlan }[]> {
   const now = await clock.now(organizationId);
   const lookAgain = new Date(now.getTime() + CLAIM_MS);
   // An organisation has at most MAX_ENDPOINTS endpoints: one id ready for each.
   const ids = Array.from({ length: 10 }, () => uuidv7());
-  const rows = await db.read((sql) => sql<{ id: string }[]>`
-    WITH eps AS (
+  const rows = await db.read((sql) => sql<AttemptRow[]>`
+    WITH ev AS (
+      SELECT * FROM events WHERE id = ${eventId} AND organization_id = ${organizationId}
+    ), eps AS (
       SELECT w.id AS endpoint_id, row_number() OVER (ORDER BY w.id) AS n
-      FROM events e JOIN webhook_endpoints w ON w.organization_id = e.organization_id
-      WHERE e.id = ${eventId} AND e.organization_id = ${organizationId} AND w.active AND e.type = ANY (w.event_types)
+      FROM ev JOIN webhook_endpoints w ON w.organization_id = ev.organization_id
+      WHERE w.active AND ev.type = ANY (w.event_types)
     ), ins AS (
       INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, message_id, status, next_attempt_at, claimed_by, claimed_until)
       SELECT (${ids}::uuid[])[eps.n], ${organizationId}, eps.endpoint_id, ${eventId}, ${eventId}, 'queued', ${now},
              ${claimant}, now() + make_interval(secs => ${CLAIM_MS / 1000})
       FROM eps
       ON CONFLICT (endpoint_id, event_id) WHERE event_id IS NOT NULL DO NOTHING
-      RETURNING id
+      RETURNING id, endpoint_id, round, attempts, message_id
     ), wake AS (
       INSERT INTO wake_index (service, key, organization_id, due_at)
       SELECT ${WEBHOOK_DELIVERY_SERVICE}, id::text, ${organizationId}, ${lookAgain} FROM ins
       ON CONFLICT (service, key) DO NOTHING
+    ), pending AS (
+      SELECT id, endpoint_id, round, attempts, message_id FROM ins
+      UNION
+      SELECT id, endpoint_id, round, attempts, message_id FROM webhook_deliveries
+      WHERE event_id = ${eventId} AND status = 'queued' AND attempts = 0 AND claimed_by = ${claimant}
     )
-    SELECT id FROM ins
-    UNION
-    SELECT id FROM webhook_deliveries
-    WHERE event_id = ${eventId} AND status = 'queued' AND attempts = 0 AND claimed_by = ${claimant}`);
-  return rows.map((r) => r.id).sort();
+    SELECT p.id, ev.organization_id, p.round, p.attempts, p.message_id, NULL::jsonb AS ping,
+           w.url, w.secret_enc, w.previous_secret_enc, coalesce(w.previous_secret_expires_at > now(), false) AS previous_live,
+           ev.id AS e_id, ev.type AS e_type, ev.entity_family AS e_family, ev.entity_id AS e_entity, ev.sekvensnummer AS e_seq,
+           ev.occurred_at AS e_at, ev.data AS e_data
+    FROM pending p JOIN webhook_endpoints w ON w.id = p.endpoint_id CROSS JOIN ev
+    ORDER BY p.id`);
+  return rows.map((r) => ({ id: r.id, plan: attemptPlan(keyring, r) }));
 }
 
 /** `POST …/test`: a ping delivery with a body of its own and no real data; it is never in the event log. */
@@ -183,6 +199,7 @@ export type Plan =
   | { kind: 'attempt'; plan: AttemptPlan };
 
 interface PlanRow {
+  id: string;
   organization_id: string;
   status: Status;
   round: number;
@@ -207,38 +224,67 @@ interface PlanRow {
 }
 
 /**
- * Decides what a woken delivery does now, by business time: nothing (it is gone, finished, or its endpoint is
+ * Decides what each woken delivery does now, by business time: nothing (it is gone, finished, or its endpoint is
  * inactive: then it leaves the wake index until a reactivation or replay), wait, or attempt. One query reads the
- * delivery, its endpoint and its event; an attempt needs the delivery's claim, which `claimant` either holds
- * already (the fan-out's first attempt) or takes here. While someone else holds it, the answer is to wait.
+ * deliveries, their endpoints and their events; an attempt needs the delivery's claim, which `claimant` either
+ * holds already (the fan-out's first attempts) or takes here. While someone else holds it, the answer is to wait.
  */
-export async function planAttempt(db: Db, clock: Clock, keyring: Keyring, deliveryId: string, claimant: string): Promise<Plan> {
-  const [row] = await db.read((sql) => sql<PlanRow[]>`
-    SELECT d.organization_id, d.status, d.round, d.attempts, d.next_attempt_at, d.message_id, d.ping, d.claimed_by,
+export async function planAttempts(db: Db, clock: Clock, keyring: Keyring, deliveryIds: string[], claimant: string): Promise<Map<string, Plan>> {
+  const rows = await db.read((sql) => sql<PlanRow[]>`
+    SELECT d.id, d.organization_id, d.status, d.round, d.attempts, d.next_attempt_at, d.message_id, d.ping, d.claimed_by,
            CASE WHEN d.claimed_until > now() THEN ceil(extract(epoch FROM d.claimed_until - now()) * 1000)::int END AS claim_left_ms,
            w.url, w.active, w.secret_enc, w.previous_secret_enc, coalesce(w.previous_secret_expires_at > now(), false) AS previous_live,
            e.id AS e_id, e.type AS e_type, e.entity_family AS e_family, e.entity_id AS e_entity, e.sekvensnummer AS e_seq,
            e.occurred_at AS e_at, e.data AS e_data
     FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id LEFT JOIN events e ON e.id = d.event_id
-    WHERE d.id = ${deliveryId}`);
-  if (!row || (row.status !== 'queued' && row.status !== 'failed') || row.next_attempt_at === null || !row.active) {
-    await db.read((sql) => sql`DELETE FROM wake_index WHERE service = ${WEBHOOK_DELIVERY_SERVICE} AND key = ${deliveryId}`);
-    return { kind: row && row.next_attempt_at !== null && !row.active ? 'parked' : 'gone' };
+    WHERE d.id = ANY (${deliveryIds}::uuid[])`);
+  const plans = new Map<string, Plan>();
+  const finished: string[] = [];
+  for (const id of deliveryIds) {
+    const row = rows.find((r) => r.id === id);
+    if (!row || (row.status !== 'queued' && row.status !== 'failed') || row.next_attempt_at === null || !row.active) {
+      finished.push(id);
+      plans.set(id, { kind: row && row.next_attempt_at !== null && !row.active ? 'parked' : 'gone' });
+      continue;
+    }
+    const now = (await clock.now(row.organization_id)).getTime();
+    const dueInMs = row.next_attempt_at.getTime() - now;
+    if (dueInMs > 0) {
+      plans.set(id, { kind: 'wait', dueInMs });
+      continue;
+    }
+    if (row.claim_left_ms !== null && row.claimed_by !== claimant) {
+      plans.set(id, { kind: 'wait', dueInMs: row.claim_left_ms });
+      continue;
+    }
+    if (row.claimed_by !== claimant || row.claim_left_ms === null) {
+      const [claimed] = await db.read((sql) => sql`
+        UPDATE webhook_deliveries SET claimed_by = ${claimant}, claimed_until = now() + make_interval(secs => ${CLAIM_MS / 1000})
+        WHERE id = ${id} AND round = ${row.round} AND attempts = ${row.attempts}
+          AND (claimed_until IS NULL OR claimed_until <= now() OR claimed_by = ${claimant})
+        RETURNING 1`);
+      // Someone else took it (or a replay moved it on) between the read and the claim: look again shortly.
+      if (!claimed) {
+        plans.set(id, { kind: 'wait', dueInMs: 1000 });
+        continue;
+      }
+    }
+    plans.set(id, { kind: 'attempt', plan: attemptPlan(keyring, row) });
   }
-  const now = (await clock.now(row.organization_id)).getTime();
-  const dueInMs = row.next_attempt_at.getTime() - now;
-  if (dueInMs > 0) return { kind: 'wait', dueInMs };
-  const held = row.claim_left_ms !== null && row.claimed_by !== claimant;
-  if (held) return { kind: 'wait', dueInMs: row.claim_left_ms! };
-  if (row.claimed_by !== claimant || row.claim_left_ms === null) {
-    const [claimed] = await db.read((sql) => sql`
-      UPDATE webhook_deliveries SET claimed_by = ${claimant}, claimed_until = now() + make_interval(secs => ${CLAIM_MS / 1000})
-      WHERE id = ${deliveryId} AND round = ${row.round} AND attempts = ${row.attempts}
-        AND (claimed_until IS NULL OR claimed_until <= now() OR claimed_by = ${claimant})
-      RETURNING 1`);
-    // Someone else took it (or a replay moved it on) between the read and the claim: look again shortly.
-    if (!claimed) return { kind: 'wait', dueInMs: 1000 };
+  if (finished.length) {
+    await db.read((sql) => sql`DELETE FROM wake_index WHERE service = ${WEBHOOK_DELIVERY_SERVICE} AND key = ANY (${finished}::text[])`);
   }
+  return plans;
+}
+
+/** What an attempt is built from: the delivery, its endpoint's URL and secrets, its event (or ping). */
+type AttemptRow = Pick<
+  PlanRow,
+  | 'id' | 'organization_id' | 'round' | 'attempts' | 'message_id' | 'ping' | 'url' | 'secret_enc' | 'previous_secret_enc'
+  | 'previous_live' | 'e_id' | 'e_type' | 'e_family' | 'e_entity' | 'e_seq' | 'e_at' | 'e_data'
+>;
+
+function attemptPlan(keyring: Keyring, row: AttemptRow): AttemptPlan {
   const body = row.ping
     ? JSON.stringify(row.ping)
     : JSON.stringify(
@@ -255,11 +301,11 @@ export async function planAttempt(db: Db, clock: Clock, keyring: Keyring, delive
       );
   const secrets = [keyring.decrypt(row.secret_enc)];
   if (row.previous_secret_enc && row.previous_live) secrets.push(keyring.decrypt(row.previous_secret_enc));
-  return {
-    kind: 'attempt',
-    plan: { organizationId: row.organization_id, round: row.round, number: row.attempts + 1, url: row.url, messageId: row.message_id, body, secrets },
-  };
+  return { organizationId: row.organization_id, round: row.round, number: row.attempts + 1, url: row.url, messageId: row.message_id, body, secrets };
 }
+
+export const planAttempt = async (db: Db, clock: Clock, keyring: Keyring, deliveryId: string, claimant: string): Promise<Plan> =>
+  (await planAttempts(db, clock, keyring, [deliveryId], claimant)).get(deliveryId)!;
 
 /** The outcome of one HTTP attempt, as journaled by the workflow (no secrets, no body). */
 export interface AttemptResult {
@@ -277,47 +323,81 @@ export interface AttemptResult {
 export type AfterAttempt = { next: 'done'; status: 'delivered' | 'given-up' } | { next: 'wait'; dueInMs: number; status: 'failed' };
 
 /**
- * Records an attempt and moves the delivery on, in one statement: delivered on success; failed with the next
- * attempt due after the schedule's wait (business time); given-up after the eighth failure; the wake index follows.
- * Idempotent: recording the same attempt twice changes nothing the second time. A replay that started a new round
- * meanwhile keeps its round: the attempt is recorded, the state is left to the new round.
+ * Records attempts and moves their deliveries on, in one statement: delivered on success; failed with the next
+ * attempt due after the schedule's wait (business time); given-up after the eighth failure; the wake index follows,
+ * and the claim is released. Idempotent: recording the same attempt twice changes nothing the second time. A replay
+ * that started a new round meanwhile keeps its round: the attempt is recorded, the state is left to the new round.
  */
-export async function recordAttempt(db: Db, clock: Clock, deliveryId: string, a: AttemptResult): Promise<AfterAttempt> {
-  const waitMs = a.succeeded ? null : a.number <= RETRY_SCHEDULE_MS.length ? RETRY_SCHEDULE_MS[a.number - 1]! : null;
-  const status: Status = a.succeeded ? 'delivered' : waitMs === null ? 'given-up' : 'failed';
-  // Business time is read only when there is a next attempt to schedule.
-  const next = waitMs === null ? null : new Date((await clock.now(a.organizationId)).getTime() + waitMs);
-  const at = new Date(a.attemptedAt);
-  const error = a.error === null ? null : a.error.slice(0, 500);
-  const [moved] = await db.read((sql) => sql<{ id: string }[]>`
-    WITH attempt AS (
+export async function recordAttempts(db: Db, clock: Clock, attempts: { deliveryId: string; result: AttemptResult }[]): Promise<Map<string, AfterAttempt>> {
+  const rows = await Promise.all(
+    attempts.map(async ({ deliveryId, result: a }) => {
+      const waitMs = a.succeeded ? null : a.number <= RETRY_SCHEDULE_MS.length ? RETRY_SCHEDULE_MS[a.number - 1]! : null;
+      const status: Status = a.succeeded ? 'delivered' : waitMs === null ? 'given-up' : 'failed';
+      // Business time is read only when there is a next attempt to schedule.
+      const next = waitMs === null ? null : new Date((await clock.now(a.organizationId)).getTime() + waitMs);
+      return { deliveryId, a, waitMs, status, next, error: a.error === null ? null : a.error.slice(0, 500) };
+    }),
+  );
+  // Arrays of dates and booleans travel as text: the driver would send them as a single value of the element type.
+  const col = <T>(f: (r: (typeof rows)[number]) => T): T[] => rows.map(f);
+  // The ids once more as plain lists: with them the planner looks rows up by key instead of joining whole tables.
+  const ids = col((r) => r.deliveryId);
+  const moved = await db.read((sql) => sql<{ id: string }[]>`
+    WITH input AS (
+      SELECT * FROM unnest(
+        ${col((r) => r.deliveryId)}::uuid[], ${col((r) => r.a.round)}::int[], ${col((r) => r.a.number)}::int[],
+        ${col((r) => r.a.organizationId)}::uuid[], ${col((r) => new Date(r.a.attemptedAt).toISOString())}::text[]::timestamptz[],
+        ${col((r) => r.a.statusCode)}::int[], ${col((r) => r.a.durationMs)}::int[], ${col((r) => r.error)}::text[],
+        ${col((r) => String(r.a.succeeded))}::text[]::bool[], ${col((r) => r.status)}::text[], ${col((r) => r.next?.toISOString() ?? null)}::text[]::timestamptz[]
+      ) AS t (delivery_id, round, number, organization_id, attempted_at, status_code, duration_ms, error, succeeded, status, next_at)
+    ), attempt AS (
       INSERT INTO webhook_attempts (delivery_id, round, number, organization_id, attempted_at, status_code, duration_ms, error, succeeded)
-      VALUES (${deliveryId}, ${a.round}, ${a.number}, ${a.organizationId}, ${at}, ${a.statusCode}, ${a.durationMs}, ${error}, ${a.succeeded})
+      SELECT delivery_id, round, number, organization_id, attempted_at, status_code, duration_ms, error, succeeded FROM input
+      -- A delivery deleted with its endpoint while it was being attempted has nothing left to record.
+      WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = input.delivery_id AND d.id = ANY (${ids}::uuid[]))
       ON CONFLICT DO NOTHING
     ), moved AS (
-      UPDATE webhook_deliveries
-      SET status = ${status}, attempts = ${a.number}, next_attempt_at = ${next}, last_attempt_at = ${at},
-          last_status_code = ${a.statusCode}, last_error = ${error}, delivered_at = ${a.succeeded ? at : null},
+      UPDATE webhook_deliveries d
+      SET status = i.status, attempts = i.number, next_attempt_at = i.next_at, last_attempt_at = i.attempted_at,
+          last_status_code = i.status_code, last_error = i.error,
+          delivered_at = CASE WHEN i.succeeded THEN i.attempted_at END,
           claimed_by = NULL, claimed_until = NULL, updated_at = now()
-      WHERE id = ${deliveryId} AND round = ${a.round} AND attempts = ${a.number - 1} AND status IN ('queued', 'failed')
-      RETURNING id, organization_id
+      FROM input i
+      WHERE d.id = ANY (${ids}::uuid[]) AND d.id = i.delivery_id
+        AND d.round = i.round AND d.attempts = i.number - 1 AND d.status IN ('queued', 'failed')
+      RETURNING d.id, d.organization_id, i.next_at
     ), unwake AS (
-      DELETE FROM wake_index WHERE ${next === null} AND service = ${WEBHOOK_DELIVERY_SERVICE} AND key = ${deliveryId}
-        AND EXISTS (SELECT 1 FROM moved)
+      DELETE FROM wake_index w USING moved m
+      WHERE m.next_at IS NULL AND w.service = ${WEBHOOK_DELIVERY_SERVICE} AND w.key = ANY (${ids}::text[]) AND w.key = m.id::text
     ), rewake AS (
       INSERT INTO wake_index (service, key, organization_id, due_at)
-      SELECT ${WEBHOOK_DELIVERY_SERVICE}, id::text, organization_id, ${next ?? at} FROM moved WHERE ${next !== null}
+      SELECT ${WEBHOOK_DELIVERY_SERVICE}, m.id::text, m.organization_id, m.next_at FROM moved m WHERE m.next_at IS NOT NULL
       ON CONFLICT (service, key) DO UPDATE SET due_at = EXCLUDED.due_at
     )
     SELECT id FROM moved`);
-  if (moved) return next === null ? { next: 'done', status: status as 'delivered' | 'given-up' } : { next: 'wait', dueInMs: waitMs!, status: 'failed' };
-  // Recorded before, or superseded by a replay: report what the row says now.
+  const movedIds = new Set(moved.map((m) => m.id));
+  const out = new Map<string, AfterAttempt>();
+  for (const r of rows) {
+    if (!movedIds.has(r.deliveryId)) {
+      out.set(r.deliveryId, await currentState(db, clock, r.deliveryId));
+    } else {
+      out.set(r.deliveryId, r.next === null ? { next: 'done', status: r.status as 'delivered' | 'given-up' } : { next: 'wait', dueInMs: r.waitMs!, status: 'failed' });
+    }
+  }
+  return out;
+}
+
+/** Recorded before, or superseded by a replay: what the row says now. */
+async function currentState(db: Db, clock: Clock, deliveryId: string): Promise<AfterAttempt> {
   const [cur] = await db.read((sql) => sql<{ status: Status; next_attempt_at: Date | null; organization_id: string }[]>`
     SELECT status, next_attempt_at, organization_id FROM webhook_deliveries WHERE id = ${deliveryId}`);
   if (!cur || cur.next_attempt_at === null) return { next: 'done', status: cur?.status === 'delivered' ? 'delivered' : 'given-up' };
   const now = (await clock.now(cur.organization_id)).getTime();
   return { next: 'wait', dueInMs: Math.max(0, cur.next_attempt_at.getTime() - now), status: 'failed' };
 }
+
+export const recordAttempt = async (db: Db, clock: Clock, deliveryId: string, a: AttemptResult): Promise<AfterAttempt> =>
+  (await recordAttempts(db, clock, [{ deliveryId, result: a }])).get(deliveryId)!;
 
 // ---------------------------------------------------------------------------------------------------------------
 // The wake index

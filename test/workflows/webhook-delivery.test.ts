@@ -117,6 +117,35 @@ describe('webhook delivery', function () {
     }
   });
 
+  it('delivers payment.received and invoice.paid for a payment, each signed and in its family block', async () => {
+    const receiver = await new Receiver().start();
+    try {
+      const org = await createTestOrg();
+      const ep = await register(org, receiver.url, ['payment.received', 'invoice.paid']);
+      const customerId = (await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: { type: 'company', name: 'Kunde A/S' } })).body.data.id;
+      const invoice = (
+        await call(t.app, 'POST', '/v1/invoices?issue=true', {
+          key: org.apiKey,
+          body: { customerId, externalReference: 'ERP-10', lines: [{ description: 'Vare', quantity: 1, unitPriceOere: 10000 }] },
+        })
+      ).body.data;
+      const today = (await call(t.app, 'GET', '/v1/test-clock', { key: org.apiKey })).body.data.today;
+      const paid = await call(t.app, 'POST', `/v1/invoices/${invoice.id}/payments`, {
+        key: org.apiKey,
+        body: { amountOere: invoice.grossOere, paymentDate: today },
+      });
+      assert.equal(paid.status, 201, JSON.stringify(paid.body));
+      const got = await receiver.waitFor(2);
+      const payloads = got.map((r) => verify(ep.secret, r) as unknown as Record<string, { id: string; sekvensnummer: number } | string>);
+      const byType = new Map(payloads.map((p) => [p.type as string, p]));
+      assert.deepEqual([...byType.keys()].sort(), ['invoice.paid', 'payment.received']);
+      assert.deepEqual(byType.get('payment.received')!.payment, { id: paid.body.meta.paymentId, sekvensnummer: 1 });
+      assert.deepEqual(byType.get('invoice.paid')!.invoice, { id: invoice.id, sekvensnummer: 2 });
+    } finally {
+      await receiver.stop();
+    }
+  });
+
   it('scenario: receiver down through the whole retry schedule in business time, given-up after 8, replayed once it is back', async () => {
     const receiver = await new Receiver().start();
     const port = receiver.port;
@@ -326,10 +355,11 @@ describe('webhook delivery', function () {
       await new Promise((r) => setTimeout(r, 300));
       assert.equal(receiver.received.length, 0, 'nothing woke it');
       assert.ok(!(await overdueOrganizations(testDb().db, 60_000)).includes(org.organizationId), 'not overdue within the grace period');
-      // What the workflows process does every minute, with the grace period already over:
+      // What the workflows process does every minute, with the grace period already over (only this test's
+      // organisation is woken: other test files leave pings to unreachable hosts behind).
       const overdue = await overdueOrganizations(testDb().db, 0);
       assert.ok(overdue.includes(org.organizationId));
-      for (const o of overdue) await createRestateWakeups(restate.ingressUrl).wakeDue(o);
+      await createRestateWakeups(restate.ingressUrl).wakeDue(org.organizationId);
       const [got] = await receiver.waitFor(1);
       assert.equal(verify(ep.secret, got!).id, ping.body.data.id);
     } finally {
