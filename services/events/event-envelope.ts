@@ -1,5 +1,4 @@
 import type { EventEnvelope } from '../../contracts/events.ts';
-import type { Queryable } from '../shared/db.ts';
 
 export interface EventRow {
   id: string;
@@ -27,9 +26,4 @@ export function toEnvelope(row: EventRow): EventEnvelope {
     [row.entity_family]: { id: row.entity_id, sekvensnummer: row.sekvensnummer },
     data: row.data,
   };
-}
-
-export async function findEvent(sql: Queryable, eventId: string): Promise<EventRow | undefined> {
-  const [row] = await sql<EventRow[]>`SELECT ${sql(EVENT_COLUMNS)} FROM events WHERE id = ${eventId}`;
-  return row;
 }

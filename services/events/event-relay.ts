@@ -10,6 +10,10 @@ import type { Db } from '../shared/db.ts';
  * when it starts, whenever its listener (re)connects, and every `sweepIntervalMs`, so no committed event is lost
  * between the database and the engine. A hand-off repeated after a crash is harmless: the engine deduplicates on
  * the idempotency key, and the fan-out creates at most one delivery per (event, endpoint).
+ *
+ * Hand-offs stream: up to `maxInFlight` are in flight at once, and rows are claimed as room frees up rather than in
+ * rounds, so an event committed while others are being handed on waits for a free slot, not for a whole batch. The
+ * rows handed on are deleted in the statement that claims the next ones.
  */
 export interface EventForwarder {
   forward(event: { eventId: string; organizationId: string }): Promise<void>;
@@ -20,109 +24,167 @@ export const EVENT_OUTBOX_CHANNEL = 'event_outbox';
 /** How long a claim protects a row from other relays; a hand-off takes milliseconds. */
 export const CLAIM_SECONDS = 30;
 
-export interface RelayPass {
-  forwarded: number;
-  failed: number;
-  /** The batch was full: more rows may be waiting. */
-  full: boolean;
-  lastError?: string;
-}
-
-/**
- * One pass over the outbox: claims up to `limit` unclaimed (or lapsed) rows, oldest event first, in one statement
- * (two relays never claim the same row), forwards them `concurrency` at a time, deletes those forwarded and releases
- * the claim of those that failed, for a later pass.
- */
-export async function relayOutbox(db: Db, forwarder: EventForwarder, opts: { limit?: number; concurrency?: number } = {}): Promise<RelayPass> {
-  const limit = opts.limit ?? 200;
-  const concurrency = opts.concurrency ?? 16;
-  const rows = await db.read((sql) => sql<{ event_id: string; organization_id: string }[]>`
-    UPDATE event_outbox SET claimed_until = now() + make_interval(secs => ${CLAIM_SECONDS})
-    WHERE event_id IN (
-      SELECT event_id FROM event_outbox WHERE claimed_until IS NULL OR claimed_until < now()
-      ORDER BY event_id LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-    RETURNING event_id, organization_id`);
-  if (rows.length === 0) return { forwarded: 0, failed: 0, full: false };
-  const done: string[] = [];
-  const failed: string[] = [];
-  let lastError: string | undefined;
-  let next = 0;
-  const worker = async () => {
-    while (next < rows.length) {
-      const row = rows[next++]!;
-      try {
-        await forwarder.forward({ eventId: row.event_id, organizationId: row.organization_id });
-        done.push(row.event_id);
-      } catch (err) {
-        failed.push(row.event_id);
-        lastError = (err as Error).message;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, rows.length) }, worker));
-  await db.read(async (sql) => {
-    if (done.length) await sql`DELETE FROM event_outbox WHERE event_id = ANY (${done}::uuid[])`;
-    if (failed.length) await sql`UPDATE event_outbox SET claimed_until = NULL WHERE event_id = ANY (${failed}::uuid[])`;
-  });
-  return { forwarded: done.length, failed: failed.length, full: rows.length === limit, ...(lastError ? { lastError } : {}) };
-}
+type Log = (level: 'info' | 'warn', msg: string, fields?: Record<string, unknown>) => void;
 
 export interface RunningRelay {
-  /** Drains the outbox now (also what a notification does); resolves when the outbox was empty or a pass failed. */
+  /** Hands on everything in the outbox now (what a notification does); resolves once the relay is idle. */
   drain(): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function startEventRelay(
-  db: Db,
-  forwarder: EventForwarder,
-  opts: { sweepIntervalMs?: number; log?: (level: 'info' | 'warn', msg: string, fields?: Record<string, unknown>) => void } = {},
-): Promise<RunningRelay> {
-  const log = opts.log ?? (() => {});
-  let current: Promise<void> | undefined;
-  let again = false;
-  let closed = false;
+export interface RelayOptions {
+  sweepIntervalMs?: number;
+  /** Hand-offs in flight at once: each waits for the engine to log the invocation (milliseconds to tens of them). */
+  maxInFlight?: number;
+  log?: Log;
+}
 
-  const loop = async () => {
-    do {
-      again = false;
-      for (;;) {
-        const pass = await relayOutbox(db, forwarder);
-        if (pass.failed > 0) {
-          // The engine is unreachable or refusing: the rows stay, the next sweep tries again.
-          log('warn', 'event relay could not hand events to the engine; the sweep retries', { failed: pass.failed, err: pass.lastError });
-          return;
-        }
-        if (!pass.full || closed) break;
-      }
-    } while (again && !closed);
-  };
-  const drain = (): Promise<void> => {
-    if (closed) return Promise.resolve();
-    if (current) {
-      // A notification during a pass: one more pass after this one picks up what it committed.
-      again = true;
-      return current;
+class Relay {
+  private inFlight = 0;
+  private done: string[] = [];
+  private released: string[] = [];
+  private pumping: Promise<void> | undefined;
+  private again = false;
+  /** A hand-off failed: no new claims until the next sweep, so a down engine is not hammered. */
+  private failing = false;
+  private closed = false;
+  /** The last claim filled its batch: more rows may be waiting when room frees up. */
+  private more = false;
+  private idleWaiters: (() => void)[] = [];
+  private readonly db: Db;
+  private readonly forwarder: EventForwarder;
+  private readonly max: number;
+  private readonly log: Log;
+
+  constructor(db: Db, forwarder: EventForwarder, max: number, log: Log) {
+    this.db = db;
+    this.forwarder = forwarder;
+    this.max = max;
+    this.log = log;
+  }
+
+  kick(resetFailure = false): void {
+    if (this.closed) return;
+    if (resetFailure) this.failing = false;
+    if (this.pumping) {
+      this.again = true;
+      return;
     }
-    current = loop()
-      .catch((err: unknown) => log('warn', 'event relay pass failed; the sweep retries', { err: String(err) }))
-      .finally(() => {
-        current = undefined;
-      });
-    return current;
-  };
+    this.pumping = this.pump().finally(() => {
+      this.pumping = undefined;
+      this.settleIdle();
+    });
+  }
 
+  private async pump(): Promise<void> {
+    try {
+      do {
+        this.again = false;
+        while (!this.closed && !this.failing && this.inFlight < this.max) {
+          const room = this.max - this.inFlight;
+          const rows = await this.claim(room);
+          this.more = rows.length === room;
+          for (const row of rows) this.start(row);
+          if (!this.more) break;
+        }
+      } while (this.again && !this.closed && !this.failing);
+      if (this.inFlight === 0) await this.flush();
+    } catch (err) {
+      this.log('warn', 'event relay pass failed; the sweep retries', { err: String(err) });
+    }
+  }
+
+  /** Claims up to `n` rows, and in the same statement deletes the rows handed on and releases the failed ones. */
+  private async claim(n: number): Promise<{ event_id: string; organization_id: string }[]> {
+    const done = this.done.splice(0);
+    const released = this.released.splice(0);
+    try {
+      return await this.db.read((sql) => sql<{ event_id: string; organization_id: string }[]>`
+        WITH handed AS (
+          DELETE FROM event_outbox WHERE event_id = ANY (${done}::uuid[])
+        ), given_back AS (
+          UPDATE event_outbox SET claimed_until = NULL WHERE event_id = ANY (${released}::uuid[])
+        )
+        UPDATE event_outbox SET claimed_until = now() + make_interval(secs => ${CLAIM_SECONDS})
+        WHERE event_id IN (
+          SELECT event_id FROM event_outbox
+          WHERE (claimed_until IS NULL OR claimed_until < now())
+            AND NOT (event_id = ANY (${done}::uuid[])) AND NOT (event_id = ANY (${released}::uuid[]))
+          ORDER BY event_id LIMIT ${n} FOR UPDATE SKIP LOCKED)
+        RETURNING event_id, organization_id`);
+    } catch (err) {
+      this.done.push(...done);
+      this.released.push(...released);
+      throw err;
+    }
+  }
+
+  private async flush(): Promise<void> {
+    const done = this.done.splice(0);
+    const released = this.released.splice(0);
+    if (done.length === 0 && released.length === 0) return;
+    try {
+      await this.db.read(async (sql) => {
+        if (done.length) await sql`DELETE FROM event_outbox WHERE event_id = ANY (${done}::uuid[])`;
+        if (released.length) await sql`UPDATE event_outbox SET claimed_until = NULL WHERE event_id = ANY (${released}::uuid[])`;
+      });
+    } catch (err) {
+      this.done.push(...done);
+      this.released.push(...released);
+      throw err;
+    }
+  }
+
+  private start(row: { event_id: string; organization_id: string }): void {
+    this.inFlight++;
+    void this.forwarder.forward({ eventId: row.event_id, organizationId: row.organization_id }).then(
+      () => this.done.push(row.event_id),
+      (err: unknown) => {
+        this.released.push(row.event_id);
+        if (!this.failing) this.log('warn', 'event relay could not hand an event to the engine; the sweep retries', { err: String(err) });
+        this.failing = true;
+      },
+    ).finally(() => {
+      this.inFlight--;
+      // Room freed: claim more if the outbox may hold more; when everything has landed, delete what was handed on.
+      if ((this.more && !this.failing) || this.inFlight === 0) this.kick();
+    });
+  }
+
+  private settleIdle(): void {
+    if (this.pumping || this.inFlight > 0 || this.again) return;
+    for (const w of this.idleWaiters.splice(0)) w();
+  }
+
+  idle(): Promise<void> {
+    if (!this.pumping && this.inFlight === 0) return Promise.resolve();
+    return new Promise((r) => this.idleWaiters.push(r));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.pumping;
+    while (this.inFlight > 0) await new Promise((r) => setTimeout(r, 10));
+    await this.flush().catch((err: unknown) => this.log('warn', 'event relay could not delete what it handed on; the rows go again', { err: String(err) }));
+    for (const w of this.idleWaiters.splice(0)) w();
+  }
+}
+
+export async function startEventRelay(db: Db, forwarder: EventForwarder, opts: RelayOptions = {}): Promise<RunningRelay> {
+  const relay = new Relay(db, forwarder, opts.maxInFlight ?? 64, opts.log ?? (() => {}));
   // onlisten runs at every (re)connect of the listener: anything committed while it was down is drained then.
-  const sub = await db.sql.listen(EVENT_OUTBOX_CHANNEL, () => void drain(), () => void drain());
-  const timer = setInterval(() => void drain(), opts.sweepIntervalMs ?? 5000);
+  const sub = await db.sql.listen(EVENT_OUTBOX_CHANNEL, () => relay.kick(), () => relay.kick(true));
+  const timer = setInterval(() => relay.kick(true), opts.sweepIntervalMs ?? 5000);
   timer.unref();
   return {
-    drain,
+    async drain() {
+      relay.kick(true);
+      await relay.idle();
+    },
     async close() {
-      closed = true;
       clearInterval(timer);
       await sub.unlisten().catch(() => {});
-      await current;
+      await relay.close();
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { EventEnvelope } from '../../contracts/events.ts';
+import { PING_EVENT_TYPE, type EventEnvelope } from '../../contracts/events.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Keyring } from '../shared/crypto.ts';
 import type { Db, Queryable } from '../shared/db.ts';
@@ -109,7 +109,7 @@ export async function fanOutEvent(
 /** `POST …/test`: a ping delivery with a body of its own and no real data; it is never in the event log. */
 export async function queuePing(sql: Queryable, clock: Clock, organizationId: string, endpointId: string): Promise<EventEnvelope> {
   const id = uuidv7();
-  const ping = { id, type: 'webhook.ping', timestamp: new Date().toISOString(), organizationId, data: {} } as EventEnvelope;
+  const ping = { id, type: PING_EVENT_TYPE, timestamp: new Date().toISOString(), organizationId, data: {} } as EventEnvelope;
   const dueAt = await clock.now(organizationId);
   const deliveryId = uuidv7();
   await sql`
@@ -119,9 +119,8 @@ export async function queuePing(sql: Queryable, clock: Clock, organizationId: st
   return ping;
 }
 
-/** Replay limits (spec 6.6, 8). */
+/** Replay limit per call (spec 6.6, 8); the 90-day horizon is checked by the use case. */
 export const REPLAY_CAP = 10_000;
-export const REPLAY_HORIZON_MS = 90 * 86_400_000;
 
 /**
  * Replay for one endpoint from `since`: failed and given-up deliveries start a new round with a fresh schedule,

@@ -192,6 +192,8 @@ describe('webhook delivery', function () {
     const replay = await call(t.app, 'POST', `/v1/webhook-endpoints/${ep.id}/replay`, { key: org.apiKey, body: { since } });
     assert.deepEqual(replay.body.data, { requeued: 1, enqueued: 0, possiblyMore: false });
     const [got] = await receiver.waitFor(1);
+    // The business clock is more than a day ahead by now; webhook-timestamp stays real time (verify checks it too).
+    assert.ok(Math.abs(Number(got!.headers['webhook-timestamp']) - Date.now() / 1000) < 5);
     const payload = verify(ep.secret, got!);
     assert.equal(payload.id, eventId);
     assert.equal(got!.headers['webhook-id'], eventId);
@@ -364,6 +366,24 @@ describe('webhook delivery', function () {
       assert.equal(verify(ep.secret, got!).id, ping.body.data.id);
     } finally {
       await lost.close();
+      await receiver.stop();
+    }
+  });
+
+  it('hands on a burst of events, each delivered once, and leaves the outbox empty', async () => {
+    const receiver = await new Receiver().start();
+    try {
+      const org = await createTestOrg();
+      await register(org, receiver.url, ['invoice.sent']);
+      const ids = (await Promise.all(Array.from({ length: 150 }, () => emit(org)))).map((e) => e.id);
+      await receiver.waitFor(150, 30_000);
+      await new Promise((r) => setTimeout(r, 300));
+      const received = receiver.received.map((r) => String(r.headers['webhook-id']));
+      assert.equal(received.length, 150);
+      assert.deepEqual([...new Set(received)].sort(), [...ids].sort());
+      const [left] = await testDb().db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM event_outbox WHERE organization_id = ${org.organizationId}`;
+      assert.equal(left!.n, 0);
+    } finally {
       await receiver.stop();
     }
   });
