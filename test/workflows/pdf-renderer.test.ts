@@ -1,28 +1,17 @@
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createChromiumRenderer, type ChromiumRenderer } from '../../activities/pdf/chromium-renderer.ts';
 import type { InvoiceDocumentView } from '../../services/invoices/invoice-document.ts';
+import { pdfText } from '../helpers/pdf-text.ts';
 
 /**
  * The PDF renderer with Debian's real Chromium: documents read back with pdftotext, the pool's bound under a burst,
  * the network block, the render timeout, recovery from a killed browser, and no process left behind by close().
  */
 
-function pdfText(pdf: Buffer): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('pdftotext', ['-layout', '-enc', 'UTF-8', '-', '-'], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
-    child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(out.replace(/[ \t]+/g, ' ')) : reject(new Error(`pdftotext exited ${code}: ${err}`))));
-    child.stdin.end(pdf);
-  });
-}
 
 /** A process counts as gone once it is reaped or a zombie (dead, waiting for its parent to collect it). */
 function alive(pid: number): boolean {

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { freePort } from '../../deploy/local/ports.ts';
@@ -11,21 +10,10 @@ import { createPostgresDocumentStore } from '../../services/documents/postgres-d
 import { signTestCallback } from '../../services/payments/providers/test-provider.ts';
 import { copenhagenToday } from '../../services/shared/clock.ts';
 import { call, createTestOrg, startTestApp, testDb, testRenderer, type TestApp, type TestOrg } from '../helpers/context.ts';
+import { pdfText } from '../helpers/pdf-text.ts';
 import { startTestRestate, type TestRestate } from '../helpers/restate.ts';
 import { startTestPay, type TestPay } from '../helpers/pay.ts';
 
-function pdfText(pdf: Buffer): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('pdftotext', ['-layout', '-enc', 'UTF-8', '-', '-'], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
-    child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(out.replace(/[ \t]+/g, ' ')) : reject(new Error(`pdftotext exited ${code}: ${err}`))));
-    child.stdin.end(pdf);
-  });
-}
 
 const line = (oere: number) => ({ description: 'Kagebord', quantity: 1, unitPriceOere: oere, vatRateBps: 0, vatExemptionReason: 'ML13' });
 
