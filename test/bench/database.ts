@@ -23,7 +23,12 @@ export interface BenchDatabase {
   server: 'DATABASE_URL' | 'embedded';
   name: string;
   url: string;
-  /** Drops the database and stops what was started for it; safe to call twice. */
+  /**
+   * Creates and migrates another database on the same server, dropped by close(): for a stage that must not inherit
+   * what earlier stages left behind (their queued receipts and sweeps would otherwise run during its measurement).
+   */
+  sibling(suffix: string): Promise<string>;
+  /** Drops the database (and its siblings) and stops what was started for it; safe to call twice. */
   close(): Promise<void>;
 }
 
@@ -65,20 +70,41 @@ export async function openBenchDatabase(name: string, log: (msg: string) => void
   }
   await admin.end();
 
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
+  const urlOf = (db: string) => {
+    const url = new URL(adminUrl);
+    url.pathname = `/${db}`;
+    return url.toString();
+  };
+  const siblings: string[] = [];
   let closed = false;
   return {
     server: embedded ? 'embedded' : 'DATABASE_URL',
     name,
-    url: url.toString(),
+    url: urlOf(name),
+    async sibling(suffix) {
+      const siblingName = `${name}_${suffix}`;
+      const create = postgres(adminUrl, { max: 1, onnotice: () => {} });
+      try {
+        await create.unsafe(`CREATE DATABASE ${siblingName}`);
+      } finally {
+        await create.end();
+      }
+      siblings.push(siblingName);
+      const sql = createSql(urlOf(siblingName), { max: 1 });
+      try {
+        await migrate(sql);
+      } finally {
+        await sql.end();
+      }
+      return urlOf(siblingName);
+    },
     async close() {
       if (closed) return;
       closed = true;
       try {
         const drop = postgres(adminUrl, { max: 1, onnotice: () => {} });
         try {
-          await drop.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+          for (const db of [...siblings, name]) await drop.unsafe(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
         } finally {
           await drop.end();
         }
