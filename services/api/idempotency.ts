@@ -50,7 +50,7 @@ export interface MutationRequest {
   requestHash: Buffer;
 }
 
-const inProgress = () =>
+export const inProgress = () =>
   new DomainError('idempotency_in_progress', 'A request with this Idempotency-Key is still being processed; retry shortly.', {
     headers: { 'Retry-After': '1' },
   });
@@ -213,13 +213,11 @@ async function storeError(deps: MutationDeps, req: FastifyRequest, hash: Buffer,
   });
 }
 
+export const idempotencyConflict = () =>
+  new DomainError('idempotency_conflict', 'This Idempotency-Key was already used with a different request (method, path, query flags or body).');
+
 function replay(keyring: Keyring, req: FastifyRequest, reply: FastifyReply, hash: Buffer, stored: StoredResponse): FastifyReply {
-  if (!hash.equals(stored.request_hash)) {
-    throw new DomainError(
-      'idempotency_conflict',
-      'This Idempotency-Key was already used with a different request (method, path, query flags or body).',
-    );
-  }
+  if (!hash.equals(stored.request_hash)) throw idempotencyConflict();
   reply.header('Idempotent-Replayed', 'true');
   if (stored.response_location) reply.header('Location', stored.response_location);
   reply.code(stored.response_status);

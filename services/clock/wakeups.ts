@@ -1,3 +1,5 @@
+import { sendToRestate } from '../shared/restate-ingress.ts';
+
 /**
  * Wakes pending timed steps (webhook retries now; reminders and subscription periods later) whose business time has
  * come. The pending steps are listed in the wake_index table; the engine reads it and pokes each step, which then
@@ -16,16 +18,7 @@ export const BUSINESS_CLOCK = 'BusinessClock';
  * workflows process sweeps the wake index for overdue rows every minute.
  */
 export function createRestateWakeups(ingressUrl: string): Wakeups {
-  const base = ingressUrl.replace(/\/+$/, '');
   return {
-    async wakeDue(organizationId) {
-      const res = await fetch(`${base}/${BUSINESS_CLOCK}/${encodeURIComponent(organizationId)}/wakeDue/send`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: 'null',
-        signal: AbortSignal.timeout(5000),
-      });
-      if (res.status !== 202 && res.status !== 200) throw new Error(`Restate refused the wake-up: ${res.status} ${await res.text()}`);
-    },
+    wakeDue: (organizationId) => sendToRestate(ingressUrl, `${BUSINESS_CLOCK}/${encodeURIComponent(organizationId)}/wakeDue`, 'wake-up'),
   };
 }

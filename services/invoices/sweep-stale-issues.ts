@@ -1,5 +1,6 @@
 import type { Db } from '../shared/db.ts';
 import { findStaleIssues } from './finish-issue.ts';
+import { sendToRestate } from '../shared/restate-ingress.ts';
 
 /** Hands a reserved, unfinished issue to the durable finisher. Implemented over Restate. */
 export interface IssueFinisher {
@@ -18,16 +19,7 @@ export async function sweepStaleIssues(db: Db, finisher: IssueFinisher, opts: { 
 
 /** The finisher over Restate's ingress: a one-way call to the InvoiceIssue object of the invoice. */
 export function createRestateIssueFinisher(ingressUrl: string): IssueFinisher {
-  const base = ingressUrl.replace(/\/+$/, '');
   return {
-    async finish(invoiceId) {
-      const res = await fetch(`${base}/InvoiceIssue/${encodeURIComponent(invoiceId)}/finish/send`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: 'null',
-        signal: AbortSignal.timeout(5000),
-      });
-      if (res.status !== 202 && res.status !== 200) throw new Error(`Restate refused the issue hand-off: ${res.status} ${await res.text()}`);
-    },
+    finish: (invoiceId) => sendToRestate(ingressUrl, `InvoiceIssue/${encodeURIComponent(invoiceId)}/finish`, 'issue hand-off'),
   };
 }

@@ -16,7 +16,7 @@ import { requestInvoiceSend } from '../../../invoices/send-invoice.ts';
 import { DomainError } from '../../../shared/errors.ts';
 import type { Queryable } from '../../../shared/db.ts';
 import { KeyedMutex } from '../../../shared/keyed-mutex.ts';
-import { mutate, type CommittedResponse, type MutationRequest, type MutationResult } from '../../idempotency.ts';
+import { idempotencyConflict, inProgress, mutate, type CommittedResponse, type MutationRequest, type MutationResult } from '../../idempotency.ts';
 import type { AppDeps } from '../../app.ts';
 
 const InvoiceParams = Type.Object({ invoiceId: Type.String({ description: 'Invoice id (UUID)' }) }, { additionalProperties: false });
@@ -66,14 +66,8 @@ export function invoiceRoutes(app: FastifyInstance, deps: AppDeps): void {
   const resume = async (tx: Queryable, org: string, request: MutationRequest): Promise<MutationResult | undefined> => {
     const pending = await findPendingIssue(tx, org, request.key);
     if (!pending) return undefined;
-    if (!pending.requestHash.equals(request.requestHash)) {
-      throw new DomainError('idempotency_conflict', 'This Idempotency-Key was already used with a different request (method, path, query flags or body).');
-    }
-    if (pending.ageMs < RESUME_AFTER_MS) {
-      throw new DomainError('idempotency_in_progress', 'A request with this Idempotency-Key is still being processed; retry shortly.', {
-        headers: { 'Retry-After': '1' },
-      });
-    }
+    if (!pending.requestHash.equals(request.requestHash)) throw idempotencyConflict();
+    if (pending.ageMs < RESUME_AFTER_MS) throw inProgress();
     return { status: 200, continueWith: finish(pending.invoiceId) };
   };
 
