@@ -19,7 +19,13 @@ const PASSWORD = 'postgres';
  * Unix socket. These machines run as root and PostgreSQL refuses root, so the server runs as a `postgres` system
  * user that owns the data directory (created if missing).
  */
-export async function startEmbeddedPostgres(dir: string, port: number, log: (line: string) => void = () => {}): Promise<EmbeddedPg> {
+export async function startEmbeddedPostgres(
+  dir: string,
+  port: number,
+  log: (line: string) => void = () => {},
+  /** Extra server settings (`name=value`), e.g. the bench's optional pg_stat_statements. */
+  settings: string[] = [],
+): Promise<EmbeddedPg> {
   const databaseDir = resolve(dir);
   mkdirSync(join(databaseDir, '..'), { recursive: true });
   // The postgres user must be able to reach the data directory through its parents.
@@ -37,7 +43,7 @@ export async function startEmbeddedPostgres(dir: string, port: number, log: (lin
     persistent: true,
     createPostgresUser: process.getuid?.() === 0,
     initdbFlags: ['--encoding=UTF8', '--no-sync'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200', ...settings.flatMap((s) => ['-c', s])],
     onLog: (m) => log(String(m).trim()),
     onError: (m) => log(String(m instanceof Error ? m.message : m).trim()),
   });

@@ -4,8 +4,8 @@ import type { Queryable } from '../shared/db.ts';
 import { uuidv7 } from '../shared/ids.ts';
 import { CUSTOMER_COLUMNS, personalColumns, toCustomer, type CustomerRow } from './customer-queries.ts';
 
-export async function createCustomer(sql: Queryable, keyring: Keyring, organizationId: string, input: CustomerCreate): Promise<Customer> {
-  const row = {
+function customerRow(keyring: Keyring, organizationId: string, input: CustomerCreate) {
+  return {
     id: uuidv7(),
     organization_id: organizationId,
     type: input.type,
@@ -21,8 +21,46 @@ export async function createCustomer(sql: Queryable, keyring: Keyring, organizat
     phone_enc: null as Buffer | null,
     ...personalColumns(keyring, { email: input.email ?? null, phone: input.phone ?? null }),
   };
+}
+
+export async function createCustomer(sql: Queryable, keyring: Keyring, organizationId: string, input: CustomerCreate): Promise<Customer> {
   const [created] = await sql<CustomerRow[]>`
-    INSERT INTO customers ${sql(row as Record<string, unknown>)}
+    INSERT INTO customers ${sql(customerRow(keyring, organizationId, input) as Record<string, unknown>)}
     RETURNING ${sql(CUSTOMER_COLUMNS)}, cpr_enc IS NOT NULL AS has_cpr`;
   return toCustomer(keyring, created!);
+}
+
+/**
+ * The same insert for a caller that need not wait for it (POST /v1/customers inside `mutate`): the customer is
+ * known before the row is written, so the INSERT is started and returned as `written`, to travel with the stored
+ * response and the COMMIT. `now` is the transaction's timestamp; it is written explicitly, at the precision the API
+ * shows, so the answer and every later read agree to the millisecond.
+ */
+export function startCreateCustomer(
+  sql: Queryable,
+  keyring: Keyring,
+  organizationId: string,
+  input: CustomerCreate,
+  now: Date,
+): { customer: Customer; written: Promise<unknown> } {
+  const row = { ...customerRow(keyring, organizationId, input), created_at: now, updated_at: now };
+  const written = sql`INSERT INTO customers ${sql(row as Record<string, unknown>)}`.execute();
+  const at = now.toISOString();
+  const customer: Customer = {
+    id: row.id,
+    type: row.type,
+    name: row.name,
+    cvr: row.cvr,
+    address: row.address,
+    email: input.email ?? null,
+    phone: input.phone ?? null,
+    contactPerson: row.contact_person,
+    language: row.language,
+    externalReference: row.external_reference,
+    metadata: row.metadata,
+    hasCpr: false,
+    createdAt: at,
+    updatedAt: at,
+  };
+  return { customer, written };
 }

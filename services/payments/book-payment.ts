@@ -29,6 +29,11 @@ export interface BookedPayment {
   outcome: PaymentOutcome;
   /** True when the key had booked this payment already and nothing new was booked. */
   replayed: boolean;
+  /**
+   * With `deferWrites`: the booking's writes, started and not awaited, for the caller to send with its COMMIT (they
+   * settle together; a failure, such as the booking key taken meanwhile, rolls the transaction back).
+   */
+  written?: Promise<unknown>;
 }
 
 /**
@@ -48,6 +53,7 @@ export async function bookPayment(
   organizationId: string,
   invoiceId: string,
   input: BookPaymentInput,
+  opts: { deferWrites?: { now: Date } } = {},
 ): Promise<BookedPayment> {
   if (!isUuid(invoiceId)) {
     const earlier = await findPaymentByBookingKey(sql, organizationId, input.source, input.bookingKey);
@@ -86,18 +92,28 @@ export async function bookPayment(
   const settlement = settlePayment(toInvoice(row).balanceOere, input.amountOere);
   const id = uuidv7();
   const status = settlement.settles ? 'paid' : row.status;
-  // The writes, again in one round trip.
-  const [inserted, [updated]] = await Promise.all([
-    sql<PaymentRow[]>`
+  // Deferred, the writes are sent with the caller's response store and COMMIT, and the answer is built without their
+  // results: every now() they write (updated_at, created_at) is the transaction's timestamp, which the caller knows.
+  const updatedAt = opts.deferWrites ? opts.deferWrites.now : undefined;
+  // A booking key used meanwhile on another invoice (the key was free when looked up under this invoice's lock)
+  // violates the unique index: the statement fails, the transaction rolls back, and the caller is told it conflicts.
+  const insertPayment = sql<PaymentRow[]>`
       INSERT INTO payments (id, organization_id, invoice_id, customer_id, source, booking_key, amount_oere, payment_date, outcome, surplus_oere)
       VALUES (${id}, ${organizationId}, ${row.id}, ${row.customer_id}, ${input.source}, ${input.bookingKey}, ${input.amountOere},
               ${input.paymentDate}, ${settlement.outcome}, ${settlement.surplusOere})
-      ON CONFLICT (organization_id, source, booking_key) DO NOTHING
-      RETURNING ${sql(PAYMENT_COLUMNS)}`,
-    sql<{ updated_at: Date }[]>`
+      RETURNING ${sql(PAYMENT_COLUMNS)}`
+    .execute()
+    .catch((err: unknown) => {
+      if ((err as { code?: string; constraint_name?: string }).code === '23505' && (err as { constraint_name?: string }).constraint_name === 'payments_booking_key') conflict();
+      throw err;
+    });
+  const updateInvoice = sql<{ updated_at: Date }[]>`
       UPDATE invoices SET status = ${status}, updated_at = now()
       WHERE organization_id = ${organizationId} AND id = ${row.id}
-      RETURNING updated_at`,
+      RETURNING updated_at`.execute();
+  const written = Promise.all([
+    insertPayment,
+    updateInvoice,
     recordEvent(sql, {
       organizationId,
       type: 'payment.received',
@@ -135,12 +151,18 @@ export async function bookPayment(
       outcome: settlement.outcome,
     }),
   ]);
-  // The key was free when looked up under the invoice's lock, and a booking with it on this invoice would have held
-  // that lock: so the key was booked meanwhile on another invoice, a different payment. Throwing rolls back the writes.
-  if (inserted.length === 0) conflict();
   // The row read under the lock plus this payment is the invoice as committed: no second read needed.
-  const invoice = toInvoice({ ...row, paid_oere: row.paid_oere + input.amountOere, status, updated_at: updated!.updated_at });
-  return { payment: toPayment(inserted[0]!), invoice, outcome: settlement.outcome, replayed: false };
+  const invoiceAfter = (at: Date) => toInvoice({ ...row, paid_oere: row.paid_oere + input.amountOere, status, updated_at: at });
+  if (updatedAt) {
+    const payment: Payment = toPayment({
+      id, invoice_id: row.id, customer_id: row.customer_id, source: input.source, booking_key: input.bookingKey,
+      amount_oere: input.amountOere, payment_date: input.paymentDate, outcome: settlement.outcome,
+      surplus_oere: settlement.surplusOere, created_at: updatedAt,
+    });
+    return { payment, invoice: invoiceAfter(updatedAt), outcome: settlement.outcome, replayed: false, written };
+  }
+  const [[inserted], [updated]] = await written;
+  return { payment: toPayment(inserted!), invoice: invoiceAfter(updated!.updated_at), outcome: settlement.outcome, replayed: false };
 }
 
 function conflict(): never {

@@ -32,7 +32,11 @@ export interface BenchDatabase {
   close(): Promise<void>;
 }
 
-export async function openBenchDatabase(name: string, log: (msg: string) => void): Promise<BenchDatabase> {
+export async function openBenchDatabase(
+  name: string,
+  log: (msg: string) => void,
+  opts: { statementStats?: boolean } = {},
+): Promise<BenchDatabase> {
   let embedded: EmbeddedPg | undefined;
   let tempDir: string | undefined;
   let adminUrl: string;
@@ -51,7 +55,8 @@ export async function openBenchDatabase(name: string, log: (msg: string) => void
     // The embedded server runs as the postgres user, which must be able to enter the directory.
     chmodSync(tempDir, 0o755);
     try {
-      embedded = await startEmbeddedPostgres(join(tempDir, 'data'), await freePort());
+      const settings = opts.statementStats ? ['shared_preload_libraries=pg_stat_statements', 'pg_stat_statements.track=all'] : [];
+      embedded = await startEmbeddedPostgres(join(tempDir, 'data'), await freePort(), () => {}, settings);
     } catch (err) {
       await stopEmbedded();
       throw err;

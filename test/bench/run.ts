@@ -14,6 +14,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createKeyring } from '../../services/shared/crypto.ts';
 import { dbCpuProbe } from './db-cpu.ts';
+import { statementStats } from './statement-stats.ts';
 import { customerBody, openBenchDatabase, prepare, type BenchDatabase, type Seeded } from './database.ts';
 import { measure, sustained, type CpuProbe, type LoadSpec, type Measurement, type Window } from './load.ts';
 import { benchIssuing, formatIssuing, type IssuingFigures } from './issuing.ts';
@@ -62,6 +63,8 @@ const settings = {
   balanceRate: intEnv('BENCH_BALANCE_RATE', 50, 1),
   balanceConnections: intEnv('BENCH_BALANCE_CONNECTIONS', 5, 1),
   cpuProfile: process.env.BENCH_CPU_PROF === '1',
+  /** `1`: the embedded server loads pg_stat_statements and the top statements of each measured route are printed. */
+  statementStats: process.env.BENCH_PG_STATS === '1',
   only: (process.env.BENCH_ONLY ?? '')
     .split(',')
     .map((s) => s.trim())
@@ -231,7 +234,9 @@ async function main(): Promise<number> {
     `${settings.rounds} round(s) of ${settings.durationSec} s per route after ${settings.warmupSec} s warm-up, ${settings.connections} connections, ` +
       `pool ${settings.poolMax}, ${settings.customers} customers, sustained ${settings.sustainedSec} s`,
   );
-  const database: BenchDatabase = await openBenchDatabase(`faktura_bench_${stamp.replace('-', '_')}_${process.pid}`, log);
+  const database: BenchDatabase = await openBenchDatabase(`faktura_bench_${stamp.replace('-', '_')}_${process.pid}`, log, {
+    statementStats: settings.statementStats,
+  });
   cleanups.push(() => database.close());
 
   const t = performance.now();
@@ -401,8 +406,10 @@ async function main(): Promise<number> {
     for (const r of selected) {
       const server = servers.get(r.server)!;
       log(`${settings.rounds > 1 ? `round ${round}/${settings.rounds} ` : ''}${r.label}: ${settings.warmupSec} s warm-up + ${settings.durationSec} s`);
+      const stats = settings.statementStats ? await statementStats(database.url) : undefined;
       const m = await measure(r.load(server.port), settings.warmupSec, settings.durationSec, { server: server.cpu, db: dbCpu });
       (perRound[r.id] ??= []).push(m);
+      if (stats) await stats.print(r.label, m.totalRequests);
     }
   }
 

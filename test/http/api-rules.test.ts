@@ -38,7 +38,40 @@ describe('API rules', () => {
         throw new DomainError('sku_already_exists', 'Refused because of the winner’s effect.');
       }),
     );
+    // A deferred write that fails (NOT NULL violation) after an awaited one succeeded: both must be rolled back.
+    app.post('/v1/test/deferred-fails', { config: { scope: 'customers:write' } }, (req, reply) =>
+      mutate(deps, req, reply, async (tx) => {
+        const ref = (req.body as { ref: string }).ref;
+        await tx`INSERT INTO customers (id, organization_id, type, name, external_reference)
+                 VALUES (gen_random_uuid(), ${req.auth.organizationId}, 'person', 'Awaited', ${ref})`;
+        const pending = tx`INSERT INTO customers (id, organization_id, type, name) VALUES (gen_random_uuid(), ${req.auth.organizationId}, 'person', NULL)`.execute();
+        return { status: 201, data: { never: true }, pending };
+      }),
+    );
+    // The winner's response is stored by another transaction while this one's deferred write is in flight: this one's
+    // own store then hits the key's primary key, rolls back with its write, and answers with the winner's response.
+    app.post('/v1/test/lost-race', { config: { scope: 'customers:write' } }, (req, reply) =>
+      mutate(deps, req, reply, async (tx) => {
+        const ref = (req.body as { ref: string }).ref;
+        const body = JSON.stringify({ data: { winner: true }, meta: {} });
+        await deps.db.tx((other) => other`
+          INSERT INTO idempotency_keys (organization_id, key, request_hash, response_status, response_body, response_location)
+          VALUES (${req.auth.organizationId}, ${req.idempotencyKey!}, ${raceHash!}, 201, ${deps.keyring.encrypt(body)}, '/v1/test/winner')`);
+        const pending = tx`INSERT INTO customers (id, organization_id, type, name, external_reference)
+                           VALUES (gen_random_uuid(), ${req.auth.organizationId}, 'person', 'Loser', ${ref})`.execute();
+        return { status: 201, data: { winner: false }, pending };
+      }),
+    );
     app.get('/v1/test/document', { config: { scope: 'customers:read', rateClass: 'document' } }, async () => ({ data: null, meta: {} }));
+  };
+
+  /** No connection of the test database sits inside a transaction (a leaked one would hold its key's lock). */
+  const assertNoOpenTransaction = async () => {
+    const { db } = testDb();
+    const open = await db.sql<{ state: string }[]>`
+      SELECT state FROM pg_stat_activity
+      WHERE datname = current_database() AND pid <> pg_backend_pid() AND state LIKE 'idle in transaction%'`;
+    assert.deepEqual([...open], []);
   };
 
   before(async () => {
@@ -252,6 +285,46 @@ describe('API rules', () => {
       assert.equal(res.headers['idempotent-replayed'], 'true');
       assert.equal(res.headers.location, '/v1/test/winner');
       assert.deepEqual(res.body, { data: { winner: true }, meta: { replayed: true } });
+    });
+
+    it('a deferred write that fails rolls back the whole effect, stores nothing and leaves no transaction open', async () => {
+      const idem = newIdempotencyKey();
+      const ref = `deferred-${idem}`;
+      for (let i = 0; i < 2; i++) {
+        const res = await call(t.app, 'POST', '/v1/test/deferred-fails', { key: org.apiKey, body: { ref }, idempotencyKey: idem });
+        assert.equal(res.status, 500);
+        assert.equal(res.body.error.code, 'internal_error');
+      }
+      const { db } = testDb();
+      assert.equal((await db.sql`SELECT 1 FROM customers WHERE organization_id = ${org.organizationId} AND external_reference = ${ref}`).length, 0);
+      assert.equal((await db.sql`SELECT 1 FROM idempotency_keys WHERE organization_id = ${org.organizationId} AND key = ${idem}`).length, 0);
+      await assertNoOpenTransaction();
+    });
+
+    it('a store that meets a response committed meanwhile rolls back its effect and replays that response', async () => {
+      const idem = newIdempotencyKey();
+      const ref = `lost-${idem}`;
+      raceHash = requestFingerprint(t.deps.keyring, 'POST', '/v1/test/lost-race', { ref });
+      const res = await call(t.app, 'POST', '/v1/test/lost-race', { key: org.apiKey, body: { ref }, idempotencyKey: idem });
+      assert.equal(res.status, 201);
+      assert.equal(res.headers['idempotent-replayed'], 'true');
+      assert.equal(res.headers.location, '/v1/test/winner');
+      assert.deepEqual(res.body, { data: { winner: true }, meta: { replayed: true } });
+      const { db } = testDb();
+      assert.equal((await db.sql`SELECT 1 FROM customers WHERE organization_id = ${org.organizationId} AND external_reference = ${ref}`).length, 0);
+      await assertNoOpenTransaction();
+    });
+
+    it('replays and in-progress refusals leave no transaction open on the pool', async () => {
+      const idem = newIdempotencyKey();
+      for (let i = 0; i < 15; i++) {
+        const res = await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: customer, idempotencyKey: idem });
+        assert.equal(res.status, 201);
+      }
+      const other = await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: { ...customer, name: 'Other' }, idempotencyKey: idem });
+      assert.equal(other.status, 409);
+      assert.equal(other.body.error.code, 'idempotency_conflict');
+      await assertNoOpenTransaction();
     });
 
     it('the fingerprint ignores a trailing slash, as the router does', async () => {

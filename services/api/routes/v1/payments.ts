@@ -69,13 +69,15 @@ export function paymentRoutes(app: FastifyInstance, deps: AppDeps): void {
       },
     },
     (req, reply) =>
-      mutate(deps, req, reply, async (tx) => {
-        const booked = await bookPayment(tx, deps, req.auth.organizationId, req.params.invoiceId, {
-          source: 'manual',
-          bookingKey: req.idempotencyKey!,
-          amountOere: req.body.amountOere,
-          paymentDate: req.body.paymentDate,
-        });
+      mutate(deps, req, reply, async (tx, request) => {
+        const booked = await bookPayment(
+          tx,
+          deps,
+          req.auth.organizationId,
+          req.params.invoiceId,
+          { source: 'manual', bookingKey: req.idempotencyKey!, amountOere: req.body.amountOere, paymentDate: req.body.paymentDate },
+          { deferWrites: { now: request.now } },
+        );
         // The stored response had expired, but the payment kept its key: this is still a replay of that payment.
         if (booked.replayed) reply.header('Idempotent-Replayed', 'true');
         return {
@@ -83,6 +85,7 @@ export function paymentRoutes(app: FastifyInstance, deps: AppDeps): void {
           data: booked.invoice,
           meta: { outcome: booked.outcome, paymentId: booked.payment.id, ...(booked.replayed ? { replayed: true } : {}) },
           location: `/v1/payments/${booked.payment.id}`,
+          ...(booked.written ? { pending: booked.written } : {}),
           // The receipt is rendered by the PaymentReceipt workflow once the payment is committed.
           ...(!booked.replayed && receipts ? { afterCommit: () => receipts.dispatch(booked.payment.id) } : {}),
         };
