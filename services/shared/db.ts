@@ -73,7 +73,7 @@ export class Db {
     try {
       const conn = await this.sql.reserve();
       try {
-        return await fn(conn as unknown as Reserved);
+        return await fn(conn);
       } finally {
         conn.release();
       }
