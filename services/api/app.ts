@@ -1,9 +1,8 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { randomBytes } from 'node:crypto';
 import secureJson from 'secure-json-parse';
 import type { Config } from '../shared/config.ts';
 import type { Db } from '../shared/db.ts';
-import type { Keyring } from '../shared/crypto.ts';
+import { randomBytesPooled, type Keyring } from '../shared/crypto.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { DocumentStore } from '../documents/document-store.ts';
 import type { PdfRenderer } from '../documents/pdf-renderer.ts';
@@ -110,8 +109,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   };
   const app = Fastify({
     logger: loggerOpts,
-    // 80 random bits, hex: cheap to make on every request.
-    genReqId: () => `req_${randomBytes(10).toString('hex')}`,
+    // 80 random bits, hex, from the pooled generator: crypto.randomBytes would pay for a fresh draw per request.
+    genReqId: () => `req_${randomBytesPooled(10).toString('hex')}`,
     bodyLimit: 1024 * 1024,
     // During shutdown, requests already on open connections are still served normally (the database closes only
     // after the app has), instead of Fastify's fixed non-envelope 503.

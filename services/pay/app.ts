@@ -1,5 +1,5 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { randomBytes } from 'node:crypto';
+import { randomBytesPooled } from '../shared/crypto.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Db } from '../shared/db.ts';
 import { DomainError } from '../shared/errors.ts';
@@ -67,7 +67,7 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
       },
     },
-    genReqId: () => `req_${randomBytes(10).toString('hex')}`,
+    genReqId: () => `req_${randomBytesPooled(10).toString('hex')}`,
     trustProxy: deps.trustProxy ?? false,
     bodyLimit: CALLBACK_BODY_LIMIT,
     return503OnClosing: false,
