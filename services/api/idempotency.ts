@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Db, Reserved, Tx } from '../shared/db.ts';
+import type { Db, Tx } from '../shared/db.ts';
 import type { Keyring } from '../shared/crypto.ts';
 import { DomainError } from '../shared/errors.ts';
 import { errorBody } from './plugins/errors.ts';
@@ -34,9 +34,9 @@ export interface MutationResult {
    */
   continueWith?: () => Promise<CommittedResponse | undefined>;
   /**
-   * Writes the use case started (`.execute()`) and did not wait for, because the response does not depend on their
-   * results. They are sent together with the stored response and the COMMIT, in one round trip. If one fails, the
-   * transaction is rolled back and its error is thrown as the use case's own.
+   * Writes the use case started (`.execute()`, before returning) and did not wait for, because the response does not
+   * depend on their results. They travel in one round trip with the stored response, before the COMMIT. If one fails,
+   * the transaction is rolled back and its error is thrown as the use case's own.
    */
   pending?: Promise<unknown>;
 }
@@ -119,64 +119,54 @@ type Outcome =
   | { continueWith: NonNullable<MutationResult['continueWith']> };
 
 /**
- * The transaction of one attempt, on a connection of its own, in as few round trips as the work allows: BEGIN
- * travels with the probe (key lock and stored response), and the use case's deferred writes (`MutationResult.pending`)
- * travel with the stored response and the COMMIT. A statement that fails aborts the transaction, so the COMMIT sent
- * behind it ends it as a rollback; the failure is then thrown, and nothing of the attempt is kept.
+ * The transaction of one attempt. The use case's deferred writes (`MutationResult.pending`) travel in one round trip
+ * with the stored response; COMMIT follows once both have settled, so every statement of the attempt, including one
+ * the driver re-sends after a failed prepared statement, runs inside the transaction. A statement that fails aborts
+ * the transaction; the failure is thrown, the transaction rolled back, and nothing of the attempt is kept.
  */
 async function mutationTransaction(
-  conn: Reserved,
+  db: Db,
   keyring: Keyring,
   m: { org: string; key: string; hash: Buffer; lockId: string },
   useCase: (tx: Tx, request: MutationRequest) => Promise<MutationResult>,
 ): Promise<Outcome> {
-  const tx = conn as unknown as Tx;
-  let open = true;
-  let pending: Promise<unknown> | undefined;
-  try {
-    const begin = tx`BEGIN`.execute();
-    const probeQuery = tx<({ locked: boolean; now: Date } & Partial<StoredResponse>)[]>`
-      SELECT pg_try_advisory_xact_lock(${m.lockId}::bigint) AS locked, now() AS now,
-             k.request_hash, k.response_status, k.response_body, k.response_location
-      FROM (SELECT 1) AS one
-      LEFT JOIN idempotency_keys k ON k.organization_id = ${m.org} AND k.key = ${m.key}`.execute();
-    const [, [probe]] = await Promise.all([begin, probeQuery]);
-    if (!probe!.locked) throw inProgress();
-    // A replay: the transaction has read all it needs and is rolled back on the way out.
-    if (probe!.response_status != null) return { stored: probe as StoredResponse };
-    const result = await useCase(tx, { key: m.key, requestHash: m.hash, now: probe!.now });
-    pending = result.pending;
-    if (result.continueWith) {
-      await pending;
+  return db.tx(async (tx) => {
+    let pending: Promise<unknown> | undefined;
+    try {
+      const [probe] = await tx<({ locked: boolean; now: Date } & Partial<StoredResponse>)[]>`
+        SELECT pg_try_advisory_xact_lock(${m.lockId}::bigint) AS locked, now() AS now,
+               k.request_hash, k.response_status, k.response_body, k.response_location
+        FROM (SELECT 1) AS one
+        LEFT JOIN idempotency_keys k ON k.organization_id = ${m.org} AND k.key = ${m.key}`;
+      if (!probe!.locked) throw inProgress();
+      if (probe!.response_status != null) return { stored: probe as StoredResponse };
+      const result = await useCase(tx, { key: m.key, requestHash: m.hash, now: probe!.now });
+      pending = result.pending;
+      if (result.continueWith) {
+        await pending;
+        pending = undefined;
+        return { continueWith: result.continueWith };
+      }
+      const body = result.status === 204 ? null : JSON.stringify({ data: result.data ?? null, meta: result.meta ?? {} });
+      // No ON CONFLICT: a key stored meanwhile by a request that got past the lock must fail this statement. The
+      // unique violation aborts the transaction, which then rolls back with the effect, and the loop replays the winner.
+      const store = tx`
+        INSERT INTO idempotency_keys (organization_id, key, request_hash, response_status, response_body, response_location)
+        VALUES (${m.org}, ${m.key}, ${m.hash}, ${result.status}, ${body === null ? null : keyring.encrypt(body)}, ${result.location ?? null})`.execute();
+      const [written, stored] = await Promise.allSettled([pending ?? Promise.resolve(), store]);
       pending = undefined;
-      open = false;
-      await tx`COMMIT`;
-      return { continueWith: result.continueWith };
+      if (written.status === 'rejected') throw written.reason;
+      if (stored.status === 'rejected') {
+        const err = stored.reason as { code?: string; constraint_name?: string };
+        if (err.code === '23505' && err.constraint_name === 'idempotency_keys_pkey') throw new LostRace();
+        throw stored.reason;
+      }
+      return { result, body };
+    } finally {
+      // Deferred writes are never left unobserved, whatever the way out.
+      if (pending) await pending.catch(() => {});
     }
-    const body = result.status === 204 ? null : JSON.stringify({ data: result.data ?? null, meta: result.meta ?? {} });
-    // No ON CONFLICT here: a key stored meanwhile must abort the transaction, or the COMMIT behind would keep the
-    // effect without its response. The unique violation rolls everything back and the loop replays the winner.
-    const store = tx`
-      INSERT INTO idempotency_keys (organization_id, key, request_hash, response_status, response_body, response_location)
-      VALUES (${m.org}, ${m.key}, ${m.hash}, ${result.status}, ${body === null ? null : keyring.encrypt(body)}, ${result.location ?? null})`.execute();
-    const commit = tx`COMMIT`.execute();
-    open = false;
-    const [written, stored, committed] = await Promise.allSettled([pending ?? Promise.resolve(), store, commit]);
-    pending = undefined;
-    if (written.status === 'rejected') throw written.reason;
-    if (stored.status === 'rejected') {
-      const err = stored.reason as { code?: string; constraint_name?: string };
-      if (err.code === '23505' && err.constraint_name === 'idempotency_keys_pkey') throw new LostRace();
-      throw stored.reason;
-    }
-    if (committed.status === 'rejected') throw committed.reason;
-    return { result, body };
-  } finally {
-    // Whatever way out: deferred writes never left unobserved, and never a connection back in the pool with its
-    // transaction (and the key's lock) still open.
-    if (pending) await pending.catch(() => {});
-    if (open) await tx`ROLLBACK`.catch(() => {});
-  }
+  });
 }
 
 export interface MutationDeps {
@@ -199,7 +189,7 @@ export async function mutate(
   for (let attempt = 0; ; attempt++) {
     let outcome: Outcome;
     try {
-      outcome = await db.reserved((conn) => mutationTransaction(conn, keyring, { org, key, hash, lockId }, useCase));
+      outcome = await mutationTransaction(db, keyring, { org, key, hash, lockId }, useCase);
     } catch (err) {
       if (err instanceof LostRace && attempt < 3) continue;
       if (err instanceof DomainError && STORED_REJECTIONS.has(err.status) && !err.code.startsWith('idempotency_')) {

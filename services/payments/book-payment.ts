@@ -30,8 +30,8 @@ export interface BookedPayment {
   /** True when the key had booked this payment already and nothing new was booked. */
   replayed: boolean;
   /**
-   * With `deferWrites`: the booking's writes, started and not awaited, for the caller to send with its COMMIT (they
-   * settle together; a failure, such as the booking key taken meanwhile, rolls the transaction back).
+   * With `deferWrites`: the booking's writes, started and not awaited, for the caller to settle with its response store
+   * before committing (a failure, such as the booking key taken meanwhile, rolls the transaction back).
    */
   written?: Promise<unknown>;
 }
@@ -92,7 +92,7 @@ export async function bookPayment(
   const settlement = settlePayment(toInvoice(row).balanceOere, input.amountOere);
   const id = uuidv7();
   const status = settlement.settles ? 'paid' : row.status;
-  // Deferred, the writes are sent with the caller's response store and COMMIT, and the answer is built without their
+  // Deferred, the writes travel with the caller's response store (before its COMMIT), and the answer is built without their
   // results: every now() they write (updated_at, created_at) is the transaction's timestamp, which the caller knows.
   const updatedAt = opts.deferWrites ? opts.deferWrites.now : undefined;
   // A booking key used meanwhile on another invoice (the key was free when looked up under this invoice's lock)
@@ -101,17 +101,12 @@ export async function bookPayment(
       INSERT INTO payments (id, organization_id, invoice_id, customer_id, source, booking_key, amount_oere, payment_date, outcome, surplus_oere)
       VALUES (${id}, ${organizationId}, ${row.id}, ${row.customer_id}, ${input.source}, ${input.bookingKey}, ${input.amountOere},
               ${input.paymentDate}, ${settlement.outcome}, ${settlement.surplusOere})
-      RETURNING ${sql(PAYMENT_COLUMNS)}`
-    .execute()
-    .catch((err: unknown) => {
-      if ((err as { code?: string; constraint_name?: string }).code === '23505' && (err as { constraint_name?: string }).constraint_name === 'payments_booking_key') conflict();
-      throw err;
-    });
+      RETURNING ${sql(PAYMENT_COLUMNS)}`.execute();
   const updateInvoice = sql<{ updated_at: Date }[]>`
       UPDATE invoices SET status = ${status}, updated_at = now()
       WHERE organization_id = ${organizationId} AND id = ${row.id}
       RETURNING updated_at`.execute();
-  const written = Promise.all([
+  const writes = [
     insertPayment,
     updateInvoice,
     recordEvent(sql, {
@@ -142,7 +137,7 @@ export async function bookPayment(
             externalReference: row.external_reference,
           },
         })
-      : undefined,
+      : Promise.resolve(undefined),
     recordTimeline(sql, organizationId, row.id, 'payment', {
       paymentId: id,
       amountOere: input.amountOere,
@@ -150,7 +145,15 @@ export async function bookPayment(
       source: input.source,
       outcome: settlement.outcome,
     }),
-  ]);
+  ];
+  // Settled together. The booking key taken meanwhile is the answer whichever failure arrives first: the other
+  // statements then fail only because it aborted the transaction.
+  const written: Promise<[PaymentRow[], { updated_at: Date }[]]> = Promise.allSettled(writes).then((results) => {
+    const failures = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+    if (failures.some(bookingKeyTaken)) conflict();
+    if (failures.length > 0) throw failures[0];
+    return Promise.all([insertPayment, updateInvoice]);
+  });
   // The row read under the lock plus this payment is the invoice as committed: no second read needed.
   const invoiceAfter = (at: Date) => toInvoice({ ...row, paid_oere: row.paid_oere + input.amountOere, status, updated_at: at });
   if (updatedAt) {
@@ -164,6 +167,11 @@ export async function bookPayment(
   const [[inserted], [updated]] = await written;
   return { payment: toPayment(inserted!), invoice: invoiceAfter(updated!.updated_at), outcome: settlement.outcome, replayed: false };
 }
+
+const bookingKeyTaken = (err: unknown): boolean => {
+  const e = err as { code?: string; constraint_name?: string };
+  return e.code === '23505' && e.constraint_name === 'payments_booking_key';
+};
 
 function conflict(): never {
   throw new DomainError(

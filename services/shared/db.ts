@@ -3,8 +3,6 @@ import { Semaphore } from './semaphore.ts';
 
 export type Sql = postgres.Sql<Record<string, never>>;
 export type Tx = postgres.TransactionSql<Record<string, never>>;
-/** One connection of the pool, held by one caller (Db.reserved). */
-export type Reserved = postgres.ReservedSql<Record<string, never>>;
 /** Anything that can run a query: the pool or an open transaction. */
 export type Queryable = Sql | Tx;
 
@@ -57,26 +55,6 @@ export class Db {
     if (wait) await wait;
     try {
       return (await this.sql.begin((tx) => fn(tx as unknown as Tx))) as T;
-    } finally {
-      this.gate.release();
-    }
-  }
-
-  /**
-   * Runs `fn` on a connection of its own, taken from the pool for the duration. For a caller that drives the
-   * transaction statements itself, so that BEGIN and COMMIT can travel in one network write with the statements
-   * around them (see `mutate`): postgres.js sends every query issued in one event-loop turn as one write.
-   */
-  async reserved<T>(fn: (sql: Reserved) => Promise<T>): Promise<T> {
-    const wait = this.gate.acquire();
-    if (wait) await wait;
-    try {
-      const conn = await this.sql.reserve();
-      try {
-        return await fn(conn);
-      } finally {
-        conn.release();
-      }
     } finally {
       this.gate.release();
     }
