@@ -47,7 +47,6 @@ export const ErrorStatus = {
   credit_note_not_sendable: 422,
   webhook_url_rejected: 422,
   webhook_endpoint_limit: 422,
-  webhook_endpoint_inactive: 422,
   replay_window_exceeded: 422,
   test_clock_backwards: 422,
   credit_note_not_payable: 422,

@@ -274,7 +274,7 @@ describe('webhook endpoints', () => {
     assert.equal(read.body.data.secret, undefined);
   });
 
-  it('queues a test ping (202) with no real data; an inactive endpoint cannot be pinged (422 webhook_endpoint_inactive)', async () => {
+  it('queues a test ping (202) with no real data; an inactive endpoint’s ping is queued too (202) and waits for its activation', async () => {
     const ep = (await create(org, { url: 'https://hooks.example.com/ping', eventTypes: ['invoice.paid'] })).body.data;
     const res = await call(t.app, 'POST', `/v1/webhook-endpoints/${ep.id}/test`, { key: org.apiKey });
     assert.equal(res.status, 202);
@@ -291,8 +291,11 @@ describe('webhook endpoints', () => {
 
     await call(t.app, 'PATCH', `/v1/webhook-endpoints/${ep.id}`, { key: org.apiKey, body: { active: false } });
     const inactive = await call(t.app, 'POST', `/v1/webhook-endpoints/${ep.id}/test`, { key: org.apiKey });
-    assert.equal(inactive.status, 422);
-    assert.equal(inactive.body.error.code, 'webhook_endpoint_inactive');
+    assert.equal(inactive.status, 202);
+    assert.equal(inactive.body.data.type, 'webhook.ping');
+    const queued = await testDb().db.sql<{ message_id: string }[]>`
+      SELECT message_id FROM webhook_deliveries WHERE endpoint_id = ${ep.id} AND status = 'queued' ORDER BY created_at`;
+    assert.deepEqual(queued.map((r) => r.message_id), [ping.id, inactive.body.data.id]);
   });
 
   it('DELETE is final (204, then 404) and its queued deliveries disappear', async () => {
