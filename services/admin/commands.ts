@@ -155,15 +155,16 @@ const keyNotice = (apiKey: string): string =>
   `\n  ${apiKey}\n\nCopy the key now: only its hash is stored, and it will not be shown again.`;
 
 const createOrg: Command = {
-  summary: 'Create an organization and its first API key, which holds every scope.',
-  synopsis: '--name NAME [--cvr 8DIGITS] [--sandbox] [seller details] [--json]',
-  flags: { ...ORG_FLAGS, sandbox: 'boolean' },
+  summary: 'Create an organization and its first API key, which holds every scope unless --scopes limits it.',
+  synopsis: '--name NAME [--cvr 8DIGITS] [--sandbox] [--scopes a,b,c] [seller details] [--json]',
+  flags: { ...ORG_FLAGS, sandbox: 'boolean', scopes: 'string' },
   prepare(flags) {
     const name = textFlag(flags, 'name');
     if (name === undefined) throw new UsageError('--name is required');
     const cvr = textFlag(flags, 'cvr');
     const sandbox = flags.has('sandbox');
-    const input = { name, sandbox, ...(cvr === undefined ? {} : { cvr }), ...sellerDetails(flags) };
+    const scopes = parseScopes(flags.has('scopes') ? String(flags.get('scopes')) : undefined);
+    const input = { name, sandbox, scopes, ...(cvr === undefined ? {} : { cvr }), ...sellerDetails(flags) };
     return async (db) => {
       const org = await db.tx((tx) => createOrganization(tx, input));
       return {

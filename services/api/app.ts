@@ -131,11 +131,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     const text = body as string;
     if (text.trim() === '') return done(null, undefined);
+    let parsed: unknown;
     try {
-      done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
+      parsed = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
     } catch {
-      done(new DomainError('invalid_json', 'The request body is not valid JSON.'), undefined);
+      return done(new DomainError('invalid_json', 'The request body is not valid JSON.'), undefined);
     }
+    // A literal null is valid JSON but no request body of this API: refused like any other non-object (400).
+    if (parsed === null) {
+      return done(new DomainError('validation_failed', 'The request body must be a JSON object.', { details: [{ path: '', message: 'must be object' }] }), undefined);
+    }
+    done(null, parsed);
+  });
+  // A route whose body fields are all optional may be called without a body (POST …/issue, an empty PATCH): its
+  // handler then sees an empty object, never a missing one.
+  app.addHook('preHandler', (req, _reply, done) => {
+    if (req.body == null && req.routeOptions.schema?.body) req.body = {};
+    done();
   });
 
   app.addHook('onRequest', (req, reply, done) => {

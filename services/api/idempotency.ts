@@ -68,15 +68,17 @@ export function isMutating(method: string | string[]): boolean {
   return (Array.isArray(method) ? method : [method]).some((m) => MUTATING.has(m.toUpperCase()));
 }
 
-/** preValidation hook of mutating routes: the key must be present and 8..128 printable characters. */
+/** preValidation hook of mutating routes: the key must be present and 8..128 characters. */
 export function requireIdempotencyKey(req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
   const raw = req.headers['idempotency-key'];
   const key = Array.isArray(raw) ? raw[0] : raw;
   if (key === undefined || key === '') {
     return done(new DomainError('idempotency_key_missing', 'Mutating requests need an Idempotency-Key header (8..128 characters).'));
   }
-  if (key.length < 8 || key.length > 128 || !/^[\x21-\x7e]+$/.test(key)) {
-    return done(new DomainError('idempotency_key_invalid', 'The Idempotency-Key must be 8..128 printable characters without spaces.'));
+  // Only the length is ruled (decisions.md): a header value holds no control characters, which HTTP refuses anyway,
+  // and a key that is all spaces is not a key (header values are trimmed, so it would arrive shorter).
+  if (key.length < 8 || key.length > 128 || key.trim() === '') {
+    return done(new DomainError('idempotency_key_invalid', 'The Idempotency-Key must be 8..128 characters.'));
   }
   req.idempotencyKey = key;
   done();
@@ -101,7 +103,9 @@ export function requestFingerprint(keyring: Keyring, method: string, url: string
   const path = rawPath.length > 1 ? rawPath.replace(/\/+$/, '') : rawPath;
   const flags = new URLSearchParams(query);
   flags.sort();
-  return keyring.mac(`idempotency\n${method}\n${path}\n${flags.toString()}\n${canonicalJson(body ?? null)}`);
+  // No body and an empty object are one request: a route whose fields are all optional sees `{}` for both.
+  const empty = body === undefined || body === null || (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0);
+  return keyring.mac(`idempotency\n${method}\n${path}\n${flags.toString()}\n${empty ? 'null' : canonicalJson(body)}`);
 }
 
 interface StoredResponse {

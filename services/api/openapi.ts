@@ -36,11 +36,14 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       components: {
         securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key: sk_live_… or sk_test_…' } },
       },
+      // The default (spec 5.1): bearer authentication. Each scoped operation names its scope; the few open ones
+      // (health, this document) say they need none.
+      security: [{ bearerAuth: [] }],
     },
     hideUntagged: false,
     transform: ({ schema, url, route }) => {
       const scope = route.config?.scope;
-      if (!scope) return { schema, url };
+      if (!scope) return { schema: { ...(schema as Record<string, unknown>), security: [] }, url };
       const s = { ...(schema as Record<string, unknown>) };
       s.security = [{ bearerAuth: [scope] }];
       s['x-required-scope'] = scope;

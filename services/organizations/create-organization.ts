@@ -1,4 +1,4 @@
-import { SCOPES } from '../../contracts/scopes.ts';
+import { SCOPES, type Scope } from '../../contracts/scopes.ts';
 import type { Queryable } from '../shared/db.ts';
 import { uuidv7 } from '../shared/ids.ts';
 import { createApiKey, type NewApiKey } from './create-api-key.ts';
@@ -8,13 +8,15 @@ export interface CreateOrganizationInput extends SellerDetails {
   name: string;
   cvr?: string;
   sandbox: boolean;
+  /** The first key's scopes; every scope when absent. */
+  scopes?: readonly Scope[];
 }
 
-/** Creates an organisation and its first key, which holds every scope. */
+/** Creates an organisation and its first key, which holds every scope unless told otherwise. */
 export async function createOrganization(sql: Queryable, input: CreateOrganizationInput): Promise<{ organizationId: string } & NewApiKey> {
   const organizationId = uuidv7();
   const row = { id: organizationId, name: input.name, cvr: input.cvr ?? null, sandbox: input.sandbox, ...sellerColumns(input) };
   await sql`INSERT INTO organizations ${sql(row as Record<string, unknown>)}`;
-  const key = await createApiKey(sql, organizationId, input.sandbox, SCOPES);
+  const key = await createApiKey(sql, organizationId, input.sandbox, input.scopes ?? SCOPES);
   return { organizationId, ...key };
 }

@@ -115,6 +115,13 @@ describe('operator command (npm run admin)', () => {
       });
     });
 
+    it('--scopes limits the first key to those scopes, in catalogue order', async () => {
+      const out = jsonLine(await admin(['create-org', '--name', 'Scoped ApS', '--sandbox', '--scopes', 'invoices:read,customers:read', '--json']));
+      assert.deepEqual(out.scopes, ['customers:read', 'invoices:read'].sort((a, b) => SCOPES.indexOf(a as never) - SCOPES.indexOf(b as never)));
+      const [key] = await sql()`SELECT scopes FROM api_keys WHERE id = ${String(out.keyId)}`;
+      assert.deepEqual(key!.scopes, out.scopes);
+    });
+
     it('issues sk_test_ keys for sandbox and sk_live_ keys otherwise, each with at least 128 random bits', async () => {
       const sandbox = await createOrg('--sandbox');
       const live = await createOrg();
@@ -174,6 +181,7 @@ describe('operator command (npm run admin)', () => {
       ['a flag given twice', ['--name', 'A', '--name', 'B'], /^error: --name is given twice$/],
       ['a stray argument', ['--name', 'A', 'extra'], /^error: unexpected argument "extra"$/],
       ['a value on a boolean flag', ['--name', 'A', '--sandbox=yes'], /^error: --sandbox takes no value$/],
+      ['an unknown scope', ['--name', 'A', '--scopes', 'customers:read,nope'], /^error: unknown scope nope/],
     ];
     for (const [what, args, message] of invalid) {
       it(`refuses ${what} with exit 2, a one-line message and the usage on stderr`, async () => {

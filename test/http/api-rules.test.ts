@@ -115,6 +115,20 @@ describe('API rules', () => {
       }
     });
 
+    it('a PATCH body of null is 400 validation_failed; a PATCH without a body changes nothing (200)', async () => {
+      const c = (await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: customer })).body.data;
+      const p = (await call(t.app, 'POST', '/v1/products', { key: org.apiKey, body: { sku: `RULE-${Date.now()}`, name: 'Rule product', unitPriceOere: 100, vatRateBps: 2500 } })).body.data;
+      for (const url of [`/v1/customers/${c.id}`, `/v1/products/${p.id}`]) {
+        const nul = await call(t.app, 'PATCH', url, { key: org.apiKey, body: 'null' });
+        assert.equal(nul.status, 400, url);
+        assert.equal(nul.body.error.code, 'validation_failed', url);
+        const none = await call(t.app, 'PATCH', url, { key: org.apiKey });
+        assert.equal(none.status, 200, url);
+        const now = await call(t.app, 'GET', url, { key: org.apiKey });
+        assert.equal(none.body.data.name, now.body.data.name, url);
+      }
+    });
+
     it('415 unsupported_media_type for a body that is not application/json', async () => {
       const res = await call(t.app, 'POST', '/v1/customers', {
         key: org.apiKey,
@@ -213,7 +227,7 @@ describe('API rules', () => {
     });
 
     it('400 idempotency_key_invalid outside 8..128 characters', async () => {
-      for (const k of ['short7c', 'k'.repeat(129), 'has space in it']) {
+      for (const k of ['short7c', 'k'.repeat(129), ' '.repeat(10)]) {
         const res = await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: customer, idempotencyKey: k });
         assert.equal(res.status, 400, k);
         assert.equal(res.body.error.code, 'idempotency_key_invalid');
@@ -221,6 +235,16 @@ describe('API rules', () => {
       for (const k of ['k'.repeat(8), 'k'.repeat(128)]) {
         assert.equal((await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: customer, idempotencyKey: k })).status, 201);
       }
+    });
+
+    it('any key of 8..128 characters is taken, spaces included (only the length is ruled)', async () => {
+      const k = `with spaces ${newIdempotencyKey()}`;
+      const first = await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: customer, idempotencyKey: k });
+      assert.equal(first.status, 201);
+      const again = await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: customer, idempotencyKey: k });
+      assert.equal(again.status, 201);
+      assert.equal(again.headers['idempotent-replayed'], 'true');
+      assert.equal(again.body.data.id, first.body.data.id);
     });
 
     it('replays the original status and body with meta.replayed and Idempotent-Replayed, without a second effect', async () => {

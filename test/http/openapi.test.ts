@@ -16,6 +16,11 @@ describe('OpenAPI document and docs page', () => {
     assert.deepEqual(res.body.components.securitySchemes.bearerAuth, {
       type: 'http', scheme: 'bearer', description: 'API key: sk_live_… or sk_test_…',
     });
+    // Spec 5.1: bearer authentication is the document's default; the open operations opt out.
+    assert.deepEqual(res.body.security, [{ bearerAuth: [] }]);
+    for (const [path, ops] of Object.entries(res.body.paths as Record<string, Record<string, { security?: unknown[] }>>)) {
+      for (const [method, op] of Object.entries(ops)) assert.ok(Array.isArray(op.security), `${method} ${path} states its security`);
+    }
   });
 
   it('lists every authenticated route with its scope, schemas and error responses', async () => {

@@ -136,6 +136,17 @@ describe('Products', () => {
       assert.deepEqual(rest, { sku: 'a', name: 'b', unitPriceOere: 0, vatRateBps: 1, vatExemptionReason: null, account: null, active: true });
     });
 
+    it('a taxed rate PATCHed onto an exempt product ends the exemption (200, reason null)', async () => {
+      const exempt = (await create({ ...widget, sku: sku('ENDS'), vatRateBps: 0, vatExemptionReason: 'EKSPORT' })).body.data;
+      const res = await patch(exempt.id, { vatRateBps: 2500 });
+      assert.equal(res.status, 200);
+      assert.equal(res.body.data.vatRateBps, 2500);
+      assert.equal(res.body.data.vatExemptionReason, null);
+      const row = await dbProduct(exempt.id);
+      assert.equal(row!.vat_rate_bps, 2500);
+      assert.equal(row!.vat_exemption_reason, null);
+    });
+
     const invalid: [string, Record<string, unknown>, string, string][] = [
       ['sku missing', { sku: undefined }, '/sku', 'is required'],
       ['sku empty', { sku: '' }, '/sku', 'must NOT have fewer than 1 characters'],
@@ -348,7 +359,6 @@ describe('Products', () => {
         [taxed.id, { vatRateBps: 0, vatExemptionReason: null }, 'vat_exemption_reason_required', required],
         [taxed.id, { vatExemptionReason: 'ML13' }, 'vat_exemption_reason_not_allowed', notAllowed],
         [exempt.id, { vatExemptionReason: null }, 'vat_exemption_reason_required', required],
-        [exempt.id, { vatRateBps: 2500 }, 'vat_exemption_reason_not_allowed', notAllowed],
         [exempt.id, { vatRateBps: 2500, vatExemptionReason: 'EKSPORT' }, 'vat_exemption_reason_not_allowed', notAllowed],
       ];
       for (const [id, body, code, details] of cases) {

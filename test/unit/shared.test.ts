@@ -62,7 +62,7 @@ describe('cursor', () => {
   it('round-trips a keyset position', () => {
     const c = encodeCursor(keyring, scope, ['id-9', 3]);
     assert.deepEqual(decodeCursor(keyring, scope, c), ['id-9', 3]);
-    assert.match(c, /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+    assert.match(c, /^[A-Za-z0-9_-]+$/, 'base64url only');
   });
 
   it('refuses a cursor carried to another organisation, list or filter', () => {
