@@ -128,14 +128,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // JSON only. An empty body is "no body" (POST …/issue without one is fine); anything unparsable is invalid_json.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     const text = body as string;
+    // An unknown path is 404 route_not_found whatever its body: nothing reads it.
+    if (req.is404) return done(null, undefined);
     if (text.trim() === '') return done(null, undefined);
     let parsed: unknown;
     try {
       parsed = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
     } catch {
       return done(new DomainError('invalid_json', 'The request body is not valid JSON.'), undefined);
+    }
+    // No body of this API nests deeper than a few levels; a deeper one is refused before anything walks it.
+    if (nestedDeeperThan(parsed, MAX_BODY_DEPTH)) {
+      return done(new DomainError('validation_failed', `The request body nests deeper than ${MAX_BODY_DEPTH} levels.`, {
+        details: [{ path: '', message: `must not nest deeper than ${MAX_BODY_DEPTH} levels` }],
+      }), undefined);
     }
     // A literal null is valid JSON but no request body of this API: refused like any other non-object (400).
     if (parsed === null) {
@@ -194,4 +202,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   deps.extraRoutes?.(app, deps);
   await app.ready();
   return app;
+}
+
+const MAX_BODY_DEPTH = 32;
+
+/** Whether a parsed JSON value nests objects or arrays deeper than `max`; iterative, so no depth can overflow it. */
+function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth >= max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v as Record<string, unknown>)) {
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    }
+  }
+  return false;
 }

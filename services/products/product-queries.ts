@@ -53,18 +53,14 @@ export function toAccount(r: AccountRow): Account {
 }
 
 /**
- * A zero rate is only lawful with a stated exemption (it is printed on the invoice), and an exemption on a taxed
- * product contradicts itself. Checked on the product as it will be stored, so a PATCH cannot get around it.
+ * A zero rate is only lawful with a stated exemption (it is printed on the invoice): spec 2.3, "`vatRateBps` 0
+ * requires `vatExemptionReason`". That is the whole rule for a product; a reason kept beside a taxed rate is stored as
+ * given. Checked on the product as it will be stored, so a PATCH cannot get around it.
  */
 export function assertVatConsistent(vatRateBps: number, reason: VatExemptionReason | null): void {
   if (vatRateBps === 0 && reason === null) {
     throw new DomainError('vat_exemption_reason_required', 'A product with vatRateBps 0 needs a vatExemptionReason.', {
       details: [{ path: '/vatExemptionReason', message: 'is required when vatRateBps is 0' }],
-    });
-  }
-  if (vatRateBps !== 0 && reason !== null) {
-    throw new DomainError('vat_exemption_reason_not_allowed', 'A vatExemptionReason is only allowed when vatRateBps is 0.', {
-      details: [{ path: '/vatExemptionReason', message: 'must be null unless vatRateBps is 0' }],
     });
   }
 }

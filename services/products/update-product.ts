@@ -26,18 +26,17 @@ export async function updateProduct(tx: Tx, organizationId: string, id: string, 
     WHERE organization_id = ${organizationId} AND id = ${id}
     FOR UPDATE`;
   if (!current) throw notFound('product_not_found', 'product');
-  // A new taxed rate that says nothing of the exemption ends it: the exemption no longer applies, and refusing the
-  // PATCH would force every rate change on an exempt product to repeat `vatExemptionReason: null`.
-  const endsExemption = patch.vatExemptionReason === undefined && patch.vatRateBps !== undefined && patch.vatRateBps !== 0;
-  const reason = patch.vatExemptionReason !== undefined ? patch.vatExemptionReason : endsExemption ? null : current.vat_exemption_reason;
-  assertVatConsistent(patch.vatRateBps ?? current.vat_rate_bps, reason);
+  // Partial: what the PATCH leaves out is kept, and the rule is checked on the product as it will be stored.
+  assertVatConsistent(
+    patch.vatRateBps ?? current.vat_rate_bps,
+    patch.vatExemptionReason !== undefined ? patch.vatExemptionReason : current.vat_exemption_reason,
+  );
   // The database's clock, like created_at: the two are compared, so they must not come from different machines.
   const set: Record<string, unknown> = { updated_at: tx`now()` };
   for (const [field, column] of Object.entries(FIELDS)) {
     const value = patch[field as keyof ProductPatch];
     if (value !== undefined) set[column] = value;
   }
-  if (endsExemption) set.vat_exemption_reason = null;
   try {
     const [row] = await tx<ProductRow[]>`
       UPDATE products SET ${tx(set)}

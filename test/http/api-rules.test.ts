@@ -129,6 +129,21 @@ describe('API rules', () => {
       }
     });
 
+    it('400 validation_failed for a body nested deeper than 32 levels (never a 500), however deep', async () => {
+      for (const depth of [40, 5000, 50_000]) {
+        const body = `{"type":"person","name":"x","metadata":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+        const res = await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body });
+        assert.equal(res.status, 400, String(depth));
+        assert.equal(res.body.error.code, 'validation_failed', String(depth));
+      }
+    });
+
+    it('404 route_not_found on an unknown path, whatever its body', async () => {
+      const res = await call(t.app, 'POST', '/v1/nope', { key: org.apiKey, body: '{' });
+      assert.equal(res.status, 404);
+      assert.equal(res.body.error.code, 'route_not_found');
+    });
+
     it('415 unsupported_media_type for a body that is not application/json', async () => {
       const res = await call(t.app, 'POST', '/v1/customers', {
         key: org.apiKey,
@@ -425,7 +440,10 @@ describe('API rules', () => {
       const fresh = await createTestKey(org, ['customers:read']);
       const ok = await call(limited.app, 'GET', '/v1/customers?limit=1', { key: fresh });
       assert.equal(ok.status, 200);
-      assert.equal(ok.headers['ratelimit-remaining'], '9');
+      // The bucket holds 9 more, but what is reported never exceeds the stated limit.
+      assert.equal(ok.headers['ratelimit-remaining'], '5');
+      const remaining = responses.map((r) => Number(r.headers['ratelimit-remaining']));
+      assert.deepEqual(remaining, [5, 5, 5, 5, 5, 4, 3, 2, 1, 0, 0]);
     });
 
     it('the document class has its own, smaller budget', async () => {

@@ -66,7 +66,6 @@ describe('customers', () => {
       ['city of 101', { type: 'person', name: 'X', address: { city: 'c'.repeat(101) } }, '/address/city'],
       ['country of 101', { type: 'person', name: 'X', address: { country: 'c'.repeat(101) } }, '/address/country'],
       ['email of 255', { type: 'person', name: 'X', email: `${'e'.repeat(245)}@example.dk` }, '/email'],
-      ['email without @', { type: 'person', name: 'X', email: 'not-an-address' }, '/email'],
       ['phone of 31', { type: 'person', name: 'X', phone: '1'.repeat(31) }, '/phone'],
       ['contact person of 201', { type: 'person', name: 'X', contactPerson: 'c'.repeat(201) }, '/contactPerson'],
       ['language de', { type: 'person', name: 'X', language: 'de' }, '/language'],
@@ -103,6 +102,14 @@ describe('customers', () => {
       const res = await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body });
       assert.equal(res.status, 201);
       assert.equal(res.body.data.email, body.email);
+    });
+
+    it('takes any e-mail string up to 254 characters (the spec sets no format), back exactly as written', async () => {
+      for (const email of ['not-an-address', 'e'.repeat(254)]) {
+        const res = await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: { type: 'person', name: 'X', email } });
+        assert.equal(res.status, 201, email);
+        assert.equal(res.body.data.email, email);
+      }
     });
   });
 

@@ -46,7 +46,8 @@ export function createRateLimiter(limits: RateLimits, now: () => number = () => 
     if (allowed) b.tokens -= 1;
     const resetSeconds = Math.ceil((burst - b.tokens) / rate);
     reply.header('RateLimit-Limit', String(rate));
-    reply.header('RateLimit-Remaining', String(Math.floor(b.tokens)));
+    // The bucket holds up to twice the rate (the burst); what is reported never exceeds the stated limit.
+    reply.header('RateLimit-Remaining', String(Math.min(rate, Math.floor(b.tokens))));
     reply.header('RateLimit-Reset', String(resetSeconds));
     if (allowed) return done();
     const retryAfter = Math.max(1, Math.ceil((1 - b.tokens) / rate));
