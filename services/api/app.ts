@@ -193,6 +193,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const pre = route.preValidation ? [route.preValidation].flat() : [];
       route.preValidation = [requireIdempotencyKey, ...pre];
     }
+    // Strict everywhere (spec 1.3): a route that takes no query parameters refuses unknown ones, and a mutating
+    // route whose request is "none" refuses a body with properties (no body, or {}, is fine). 400 validation_failed.
+    route.schema = {
+      ...route.schema,
+      ...(route.schema?.querystring ? {} : { querystring: NO_PROPERTIES }),
+      ...(route.schema?.body || !isMutating(route.method) ? {} : { body: NO_PROPERTIES }),
+    };
   });
 
   await registerOpenApi(app);
@@ -205,6 +212,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 }
 
 const MAX_BODY_DEPTH = 32;
+
+/** The schema of a query string or body that takes nothing. */
+const NO_PROPERTIES = { type: 'object', properties: {}, additionalProperties: false } as const;
 
 /** Whether a parsed JSON value nests objects or arrays deeper than `max`; iterative, so no depth can overflow it. */
 function nestedDeeperThan(value: unknown, max: number): boolean {

@@ -1,4 +1,6 @@
+import type { Keyring } from '../shared/crypto.ts';
 import type { Queryable } from '../shared/db.ts';
+import { decodeCursor, encodeCursor, page, type CursorScope } from '../shared/cursor.ts';
 import { notFound } from '../shared/errors.ts';
 import { findInvoiceRow } from './invoice-queries.ts';
 
@@ -8,13 +10,29 @@ export interface TimelineItem {
   data: Record<string, unknown>;
 }
 
-/** The invoice's timeline in the order things happened (decisions.md: items are {code, at, data}). */
-export async function getTimeline(sql: Queryable, organizationId: string, id: string): Promise<TimelineItem[]> {
+/**
+ * The invoice's timeline in the order things happened (decisions.md: items are {code, at, data}), cursor-paginated
+ * like every list (spec 1.6): keyset on (at, id), with `at` carried at the database's full precision. (The position
+ * goes in as text: a parameter typed timestamptz would pass through a JavaScript Date and lose the microseconds.)
+ */
+export async function getTimeline(
+  sql: Queryable,
+  keyring: Keyring,
+  organizationId: string,
+  id: string,
+  q: { limit?: number; cursor?: string } = {},
+): Promise<{ items: TimelineItem[]; nextCursor: string | null }> {
   const row = await findInvoiceRow(sql, organizationId, id);
   if (!row) throw notFound('invoice_not_found', 'invoice');
-  const items = await sql<{ code: string; at: Date; data: Record<string, unknown> }[]>`
-    SELECT code, at, data FROM invoice_timeline
-    WHERE organization_id = ${organizationId} AND invoice_id = ${id}
-    ORDER BY at, id`;
-  return items.map((i) => ({ code: i.code, at: i.at.toISOString(), data: i.data }));
+  const limit = q.limit ?? 50;
+  const scope: CursorScope = { organizationId, list: 'invoice-timeline', filters: [row.id] };
+  const after = q.cursor ? decodeCursor(keyring, scope, q.cursor) : null;
+  const rows = await sql<{ id: string; code: string; at: Date; at_key: string; data: Record<string, unknown> }[]>`
+    SELECT id, code, at, at::text AS at_key, data FROM invoice_timeline
+    WHERE organization_id = ${organizationId} AND invoice_id = ${row.id}
+      ${after ? sql`AND (at, id) > (${String(after[0])}::text::timestamptz, ${String(after[1])}::uuid)` : sql``}
+    ORDER BY at, id
+    LIMIT ${limit + 1}`;
+  const { items, nextCursor } = page(rows, limit, (last) => encodeCursor(keyring, scope, [last.at_key, last.id]));
+  return { items: items.map((i) => ({ code: i.code, at: i.at.toISOString(), data: i.data })), nextCursor };
 }

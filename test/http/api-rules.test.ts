@@ -19,7 +19,7 @@ describe('API rules', () => {
       const err = new Error('connect ECONNREFUSED 10.0.0.1:5432 at /srv/app/services/db.ts:12 SELECT secret FROM x');
       throw err;
     });
-    app.post('/v1/test/slow', { config: { scope: 'customers:write' } }, (req, reply) =>
+    app.post('/v1/test/slow', { config: { scope: 'customers:write' }, schema: { body: { type: 'object' } } }, (req, reply) =>
       mutate(deps, req, reply, async (tx) => {
         await tx`SELECT 1`;
         await new Promise<void>((resolve) => (releaseSlow = resolve));
@@ -28,7 +28,7 @@ describe('API rules', () => {
     );
     // Simulates a concurrent request with the same key committing its effect while this one runs (the snapshot
     // window the final guard exists for): this one is then refused by a business rule because of that effect.
-    app.post('/v1/test/race', { config: { scope: 'customers:write' } }, (req, reply) =>
+    app.post('/v1/test/race', { config: { scope: 'customers:write' }, schema: { body: { type: 'object' } } }, (req, reply) =>
       mutate(deps, req, reply, async () => {
         const body = JSON.stringify({ data: { winner: true }, meta: {} });
         await deps.db.tx((other) => other`
@@ -39,7 +39,7 @@ describe('API rules', () => {
       }),
     );
     // A deferred write that fails (NOT NULL violation) after an awaited one succeeded: both must be rolled back.
-    app.post('/v1/test/deferred-fails', { config: { scope: 'customers:write' } }, (req, reply) =>
+    app.post('/v1/test/deferred-fails', { config: { scope: 'customers:write' }, schema: { body: { type: 'object' } } }, (req, reply) =>
       mutate(deps, req, reply, async (tx) => {
         const ref = (req.body as { ref: string }).ref;
         await tx`INSERT INTO customers (id, organization_id, type, name, external_reference)
@@ -50,7 +50,7 @@ describe('API rules', () => {
     );
     // The winner's response is stored by another transaction while this one's deferred write is in flight: this one's
     // own store then hits the key's primary key, rolls back with its write, and answers with the winner's response.
-    app.post('/v1/test/lost-race', { config: { scope: 'customers:write' } }, (req, reply) =>
+    app.post('/v1/test/lost-race', { config: { scope: 'customers:write' }, schema: { body: { type: 'object' } } }, (req, reply) =>
       mutate(deps, req, reply, async (tx) => {
         const ref = (req.body as { ref: string }).ref;
         const body = JSON.stringify({ data: { winner: true }, meta: {} });
@@ -284,7 +284,14 @@ describe('API rules', () => {
       const otherBody = await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: { ...customer, name: 'Other' }, idempotencyKey: idem });
       assert.equal(otherBody.status, 409);
       assert.equal(otherBody.body.error.code, 'idempotency_conflict');
-      const otherQuery = await call(t.app, 'POST', '/v1/customers?limit=5', { key: org.apiKey, body: customer, idempotencyKey: idem });
+      // POST /v1/customers takes no query flags: an unknown one is refused before the key is looked at.
+      const unknownQuery = await call(t.app, 'POST', '/v1/customers?limit=5', { key: org.apiKey, body: customer, idempotencyKey: idem });
+      assert.equal(unknownQuery.status, 400);
+      assert.equal(unknownQuery.body.error.code, 'validation_failed');
+      const inv = { customerId: (await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: customer })).body.data.id, lines: [{ description: 'x', quantity: 1, unitPriceOere: 100 }] };
+      const invKey = newIdempotencyKey();
+      assert.equal((await call(t.app, 'POST', '/v1/invoices', { key: org.apiKey, body: inv, idempotencyKey: invKey })).status, 201);
+      const otherQuery = await call(t.app, 'POST', '/v1/invoices?issue=false', { key: org.apiKey, body: inv, idempotencyKey: invKey });
       assert.equal(otherQuery.status, 409);
       assert.equal(otherQuery.body.error.code, 'idempotency_conflict');
       const c = (await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: customer })).body.data;
@@ -292,7 +299,7 @@ describe('API rules', () => {
       assert.equal(otherPath.status, 409);
       assert.equal(otherPath.body.error.code, 'idempotency_conflict');
       const after = (await testDb().db.sql`SELECT count(*)::int AS n FROM customers WHERE organization_id = ${org.organizationId}`)[0]!.n;
-      assert.equal(after, before + 1); // only the customer created with a fresh key
+      assert.equal(after, before + 2); // only the customers created with fresh keys
     });
 
     it('a body rejected by validation does not consume the key', async () => {

@@ -127,6 +127,23 @@ describe('invoices', () => {
     assert.ok(list.body.data.some((n: { id: string }) => n.id === note.id));
     const timeline = await call(t.app, 'GET', `/v1/invoices/${inv.id}/timeline`, { key: org.apiKey });
     assert.deepEqual(timeline.body.data.map((i: { code: string }) => i.code), ['created', 'issued', 'credited']);
+    assert.equal(timeline.body.meta.nextCursor, null);
+    // Cursor-paginated like every list, oldest first.
+    const codes: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const url = `/v1/invoices/${inv.id}/timeline?limit=1${cursor ? `&cursor=${cursor}` : ''}`;
+      const pageOf: { body: { data: { code: string }[]; meta: { nextCursor: string | null } } } = await call(t.app, 'GET', url, { key: org.apiKey });
+      assert.equal(pageOf.body.data.length, 1);
+      codes.push(pageOf.body.data[0]!.code);
+      cursor = pageOf.body.meta.nextCursor;
+    } while (cursor);
+    assert.deepEqual(codes, ['created', 'issued', 'credited']);
+    for (const bad of ['limit=0', 'limit=201', 'foo=1']) {
+      const res = await call(t.app, 'GET', `/v1/invoices/${inv.id}/timeline?${bad}`, { key: org.apiKey });
+      assert.equal(res.status, 400, bad);
+      assert.equal(res.body.error.code, 'validation_failed', bad);
+    }
     const events = await testDb().db.sql<{ type: string; sekvensnummer: number }[]>`
       SELECT type, sekvensnummer FROM events WHERE entity_id = ${inv.id} ORDER BY sekvensnummer`;
     assert.deepEqual(events.map((e) => [e.type, e.sekvensnummer]), [['invoice.issued', 1], ['invoice.credited', 2]]);

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Type, type Static } from 'typebox';
-import { Envelope, ListEnvelope } from '../../../../contracts/common.ts';
+import { Envelope, ListEnvelope, ListQuery } from '../../../../contracts/common.ts';
 import { Invoice, InvoiceCreate, InvoiceCreateQuery, InvoiceListQuery, InvoiceReplace, IssueBody } from '../../../../contracts/invoices.ts';
 import { createInvoice } from '../../../invoices/create-invoice.ts';
 import { reserveIssue } from '../../../invoices/issue-invoice.ts';
@@ -21,6 +21,7 @@ import type { AppDeps } from '../../app.ts';
 
 const InvoiceParams = Type.Object({ invoiceId: Type.String({ description: 'Invoice id (UUID)' }) }, { additionalProperties: false });
 const CreditBody = Type.Object({ reason: Type.String({ minLength: 1, maxLength: 500 }) }, { additionalProperties: false });
+const TimelineQuery = Type.Object({ ...ListQuery }, { additionalProperties: false });
 const TimelineItem = Type.Object({ code: Type.String(), at: Type.String({ format: 'date-time' }), data: Type.Object({}, { additionalProperties: true }) });
 const tags = ['Invoices'];
 
@@ -243,13 +244,22 @@ export function invoiceRoutes(app: FastifyInstance, deps: AppDeps): void {
     },
   );
 
-  app.get<{ Params: Params }>(
+  app.get<{ Params: Params; Querystring: Static<typeof TimelineQuery> }>(
     '/invoices/:invoiceId/timeline',
     {
       config: { scope: 'invoices:read' },
-      schema: { summary: "The invoice's timeline, in order", tags, params: InvoiceParams, response: { 200: Type.Object({ data: Type.Array(TimelineItem), meta: Type.Object({}, { additionalProperties: true }) }) } },
+      schema: {
+        summary: "The invoice's timeline, oldest first",
+        tags,
+        params: InvoiceParams,
+        querystring: TimelineQuery,
+        response: { 200: ListEnvelope(TimelineItem) },
+      },
     },
-    async (req) => ({ data: await db.read((sql) => getTimeline(sql, req.auth.organizationId, req.params.invoiceId)), meta: {} }),
+    async (req) => {
+      const { items, nextCursor } = await db.read((sql) => getTimeline(sql, deps.keyring, req.auth.organizationId, req.params.invoiceId, req.query));
+      return { data: items, meta: { nextCursor } };
+    },
   );
 
   app.post<{ Params: Params; Body: Static<typeof CreditBody> }>(
