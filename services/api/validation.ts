@@ -29,10 +29,10 @@ export function createValidatorCompiler(): FastifySchemaCompiler<FastifySchema> 
   return ({ schema, httpPart }) => {
     const ajv = httpPart === 'body' ? bodyAjv : paramAjv;
     const validate: ValidateFunction = ajv.compile(schema as object);
-    // A body whose every property is optional may also be left out entirely (POST …/issue with no body). Fastify
-    // hands an absent body to the validator as null.
-    const required = (schema as { required?: unknown[] }).required;
-    if (httpPart !== 'body' || (required && required.length > 0)) return validate;
+    // An object body whose every property is optional may also be left out entirely (POST …/issue with no body).
+    // Fastify hands an absent body to the validator as null. A body that must be one of several shapes may not.
+    const { type, required } = schema as { type?: unknown; required?: unknown[] };
+    if (httpPart !== 'body' || type !== 'object' || (required && required.length > 0)) return validate;
     const optional = (data: unknown) => data === undefined || data === null || validate(data);
     // Fastify reads the errors off the function it was given.
     Object.defineProperty(optional, 'errors', { get: () => validate.errors });

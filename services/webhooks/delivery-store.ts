@@ -284,8 +284,9 @@ type AttemptRow = Pick<
 >;
 
 function attemptPlan(keyring: Keyring, row: AttemptRow): AttemptPlan {
+  // A ping is stored as jsonb, which reorders keys: it is sent in the envelope's order, as its 202 answer showed it.
   const body = row.ping
-    ? JSON.stringify(row.ping)
+    ? JSON.stringify({ id: row.ping.id, type: row.ping.type, timestamp: row.ping.timestamp, organizationId: row.ping.organizationId, data: row.ping.data })
     : JSON.stringify(
         toEnvelope({
           id: row.e_id!,

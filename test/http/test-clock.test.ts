@@ -69,6 +69,10 @@ describe('test clock', () => {
       assert.equal(bad.status, 400, JSON.stringify(body));
       assert.equal(bad.body.error.code, 'validation_failed');
     }
+    // No body at all is refused the same way (never read as an advance by nothing).
+    const none = await call(t.app, 'POST', '/v1/test-clock/advance', { key: org.apiKey });
+    assert.equal(none.status, 400);
+    assert.equal(none.body.error.code, 'validation_failed');
     assert.equal((await advance(org, { days: 3650 })).status, 200);
   });
 

@@ -241,6 +241,8 @@ describe('webhook delivery', function () {
       const [got] = await receiver.waitFor(1);
       const payload = verify(ep.secret, got!);
       assert.deepEqual(payload, res.body.data);
+      // The signed bytes are the ping exactly as the 202 showed it, keys in the envelope's order.
+      assert.equal(got!.body, JSON.stringify(res.body.data));
       assert.equal(got!.headers['webhook-id'], res.body.data.id);
     } finally {
       await receiver.stop();
