@@ -14,7 +14,7 @@ const productFields = {
 export const ProductCreate = Type.Object(productFields, {
   additionalProperties: false,
   title: 'ProductCreate',
-  description: 'vatRateBps 0 requires vatExemptionReason; a non-zero rate must not carry one.',
+  description: 'vatRateBps 0 requires vatExemptionReason.',
 });
 export type ProductCreate = Static<typeof ProductCreate>;
 

@@ -16,7 +16,7 @@ import { clientErrorHandler, findNul, frameworkErrorHandler, registerErrorHandli
 import { ApiKeyCache, createAuthenticate } from './plugins/auth.ts';
 import { createRateLimiter } from './plugins/rate-limit.ts';
 import { isMutating, requireIdempotencyKey } from './idempotency.ts';
-import { createValidatorCompiler } from './validation.ts';
+import { createValidatorCompiler, NO_PROPERTIES } from './validation.ts';
 import { registerOpenApi } from './openapi.ts';
 import { registerHealthRoutes, type ReadinessProbe } from './routes/health.ts';
 import { registerV1Routes } from './routes/v1/index.ts';
@@ -130,8 +130,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     const text = body as string;
-    // An unknown path is 404 route_not_found whatever its body: nothing reads it.
-    if (req.is404) return done(null, undefined);
     if (text.trim() === '') return done(null, undefined);
     let parsed: unknown;
     try {
@@ -160,6 +158,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('Request-Id', req.id);
+    // An unknown path is 404 route_not_found before its body is looked at (its size, type or JSON).
+    if (req.is404) return done(new DomainError('route_not_found', `No route ${req.method} ${req.url.split('?')[0]}.`));
     done();
   });
   // U+0000 is valid JSON and a valid query character, but PostgreSQL text cannot hold it: refuse it up front.
@@ -213,8 +213,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
 const MAX_BODY_DEPTH = 32;
 
-/** The schema of a query string or body that takes nothing. */
-const NO_PROPERTIES = { type: 'object', properties: {}, additionalProperties: false } as const;
 
 /** Whether a parsed JSON value nests objects or arrays deeper than `max`; iterative, so no depth can overflow it. */
 function nestedDeeperThan(value: unknown, max: number): boolean {

@@ -3,6 +3,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { ErrorBody } from '../../contracts/common.ts';
 import { isMutating } from './idempotency.ts';
+import { isNoProperties } from './validation.ts';
 
 /**
  * The OpenAPI 3.1 document is generated from the routes' own TypeBox contracts, so it cannot drift from what the
@@ -41,10 +42,27 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       security: [{ bearerAuth: [] }],
     },
     hideUntagged: false,
+    // A body whose fields are all optional may be left out (POST …/issue, a PATCH): its requestBody is not required.
+    transformObject: (doc) => {
+      const spec = ('openapiObject' in doc ? doc.openapiObject : doc.swaggerObject) as {
+        paths?: Record<string, Record<string, { requestBody?: { required?: boolean; content?: Record<string, { schema?: { required?: unknown[] } }> } }>>;
+      };
+      for (const ops of Object.values(spec.paths ?? {})) {
+        for (const op of Object.values(ops)) {
+          const body = op.requestBody;
+          const schema = body?.content?.['application/json']?.schema;
+          if (body && schema && !(schema.required && schema.required.length > 0)) body.required = false;
+        }
+      }
+      return spec;
+    },
     transform: ({ schema, url, route }) => {
       const scope = route.config?.scope;
       if (!scope) return { schema: { ...(schema as Record<string, unknown>), security: [] }, url };
       const s = { ...(schema as Record<string, unknown>) };
+      // The strict defaults for "takes nothing" are not parameters or bodies a client should send.
+      if (isNoProperties(s.body)) delete s.body;
+      if (isNoProperties(s.querystring)) delete s.querystring;
       s.security = [{ bearerAuth: [scope] }];
       s['x-required-scope'] = scope;
       s.description = `${(s.description as string | undefined) ?? ''}${s.description ? '\n\n' : ''}Requires scope \`${scope}\`.`;

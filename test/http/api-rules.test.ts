@@ -139,9 +139,32 @@ describe('API rules', () => {
     });
 
     it('404 route_not_found on an unknown path, whatever its body', async () => {
-      const res = await call(t.app, 'POST', '/v1/nope', { key: org.apiKey, body: '{' });
-      assert.equal(res.status, 404);
-      assert.equal(res.body.error.code, 'route_not_found');
+      for (const [body, headers] of [
+        ['{', {}],
+        ['x'.repeat(1024 * 1024 + 10), {}],
+        ['a=b', { 'content-type': 'application/x-www-form-urlencoded' }],
+      ] as const) {
+        const res = await call(t.app, 'POST', '/v1/nope', { key: org.apiKey, body, headers: { ...headers } });
+        assert.equal(res.status, 404);
+        assert.equal(res.body.error.code, 'route_not_found');
+      }
+    });
+
+    it('400 validation_failed for an unknown query parameter or a body where the request is none', async () => {
+      const c = (await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: customer })).body.data;
+      const unknownQuery = await call(t.app, 'GET', `/v1/customers/${c.id}?expand=all`, { key: org.apiKey });
+      assert.equal(unknownQuery.status, 400);
+      assert.equal(unknownQuery.body.error.code, 'validation_failed');
+      const ep = (await call(t.app, 'POST', '/v1/webhook-endpoints', { key: org.apiKey, body: { url: 'https://hooks.example.com/strict', eventTypes: ['invoice.paid'] } })).body.data;
+      const withBody = await call(t.app, 'POST', `/v1/webhook-endpoints/${ep.id}/rotate-secret`, { key: org.apiKey, body: { unexpected: true } });
+      assert.equal(withBody.status, 400);
+      assert.equal(withBody.body.error.code, 'validation_failed');
+      const [row] = await testDb().db.sql<{ previous: boolean }[]>`SELECT previous_secret_enc IS NOT NULL AS previous FROM webhook_endpoints WHERE id = ${ep.id}`;
+      assert.equal(row!.previous, false, 'the refused rotation rotated nothing');
+      const empty = await call(t.app, 'POST', `/v1/webhook-endpoints/${ep.id}/rotate-secret`, { key: org.apiKey, body: {} });
+      assert.equal(empty.status, 200);
+      const none = await call(t.app, 'POST', `/v1/webhook-endpoints/${ep.id}/test`, { key: org.apiKey });
+      assert.equal(none.status, 202);
     });
 
     it('415 unsupported_media_type for a body that is not application/json', async () => {

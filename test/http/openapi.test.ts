@@ -21,6 +21,13 @@ describe('OpenAPI document and docs page', () => {
     for (const [path, ops] of Object.entries(res.body.paths as Record<string, Record<string, { security?: unknown[] }>>)) {
       for (const [method, op] of Object.entries(ops)) assert.ok(Array.isArray(op.security), `${method} ${path} states its security`);
     }
+    // A request the spec describes as "none" documents no body; an all-optional body is not required.
+    const paths = res.body.paths as Record<string, Record<string, { requestBody?: { required?: boolean }; parameters?: { in: string }[] }>>;
+    assert.equal(paths['/v1/invoices/{invoiceId}/send']!.post!.requestBody, undefined);
+    assert.equal(paths['/v1/webhook-endpoints/{endpointId}/rotate-secret']!.post!.requestBody, undefined);
+    assert.equal((paths['/v1/invoices/{invoiceId}']!.get!.parameters ?? []).filter((p) => p.in === 'query').length, 0);
+    assert.equal(paths['/v1/customers/{customerId}']!.patch!.requestBody!.required, false);
+    assert.equal(paths['/v1/customers']!.post!.requestBody!.required, true);
   });
 
   it('lists every authenticated route with its scope, schemas and error responses', async () => {

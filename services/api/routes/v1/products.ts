@@ -41,8 +41,7 @@ export function productRoutes(app: FastifyInstance, deps: AppDeps): void {
         summary: 'Create a product',
         description:
           'The SKU must be unique in the organisation without regard to case (409 `sku_already_exists`). ' +
-          'vatRateBps 0 needs a vatExemptionReason (422 `vat_exemption_reason_required`); a non-zero rate must not ' +
-          'carry one (422 `vat_exemption_reason_not_allowed`).',
+          'vatRateBps 0 needs a vatExemptionReason (422 `vat_exemption_reason_required`).',
         tags,
         body: ProductCreate,
         response: { 201: Envelope(Product) },
