@@ -50,6 +50,7 @@ export const ErrorStatus = {
   replay_window_exceeded: 422,
   test_clock_backwards: 422,
   credit_note_not_payable: 422,
+  payment_date_in_future: 422,
   rate_limited: 429,
   internal_error: 500,
   service_unavailable: 503,

@@ -40,13 +40,6 @@ export interface InvoiceTotals {
 /** The standard Danish VAT rate, used for a line that names none. */
 export const DEFAULT_VAT_RATE_BPS = 2500;
 
-/**
- * A line's rate: as given; when left out, 0 for a line that states a VAT exemption (an exempt line carries no VAT,
- * so asking for the reason without the zero would only be refused), else the standard rate.
- */
-export const lineVatRate = (line: { vatRateBps?: number | null; vatExemptionReason?: string | null }): number =>
-  line.vatRateBps ?? (line.vatExemptionReason ? 0 : DEFAULT_VAT_RATE_BPS);
-
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** Exact decimal text of a JSON number, without exponent: 1e-7 → "0.0000001", 1.5 → "1.5". */
@@ -86,7 +79,7 @@ const toNumber = (v: bigint, path: string): number => {
 
 /** Business checks of one line that a JSON schema cannot express; each failure names its place. */
 export function checkLine(line: LineInput, path: string): void {
-  const rate = lineVatRate(line);
+  const rate = line.vatRateBps ?? DEFAULT_VAT_RATE_BPS;
   const fail = (code: 'invalid_vat_rate' | 'vat_exemption_reason_required' | 'vat_exemption_reason_not_allowed' | 'invalid_discount', message: string, detail: ErrorDetail) =>
     new DomainError(code, message, { details: [detail] });
   if (rate < 0 || rate > 10000) {
@@ -130,7 +123,7 @@ export function computeTotals(lines: LineInput[]): InvoiceTotals {
   let net = 0n;
   const out = lines.map((line, i) => {
     const path = `/lines/${i}`;
-    const rate = lineVatRate(line);
+    const rate = line.vatRateBps ?? DEFAULT_VAT_RATE_BPS;
     const quantity = decimalText(line.quantity);
     const q = scaled(quantity);
     const base = divRound(q.units * BigInt(line.unitPriceOere), q.scale);

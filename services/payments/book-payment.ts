@@ -63,13 +63,14 @@ export async function bookPayment(
   // Sent together in this order (one round trip; the server runs them one after the other): the lock, then the
   // reads, which start only once the lock is held and so see every payment committed by an earlier holder. A query
   // starts when it is first awaited, so `execute()` fixes the order here rather than the order promises settle in.
+  // The organisation's today comes from the clock meanwhile.
   const lockQuery = sql`SELECT id FROM invoices WHERE organization_id = ${organizationId} AND id = ${invoiceId} FOR UPDATE`.execute();
   const rowQuery = sql<InvoiceRow[]>`
     SELECT ${invoiceSelect(sql)} FROM invoices i WHERE i.organization_id = ${organizationId} AND i.id = ${invoiceId}`.execute();
   const earlierQuery = sql<PaymentRow[]>`
     SELECT ${sql(PAYMENT_COLUMNS)} FROM payments
     WHERE organization_id = ${organizationId} AND source = ${input.source} AND booking_key = ${input.bookingKey}`.execute();
-  const [[locked], [row], [earlier]] = await Promise.all([lockQuery, rowQuery, earlierQuery]);
+  const [[locked], [row], [earlier], today] = await Promise.all([lockQuery, rowQuery, earlierQuery, deps.clock.today(organizationId)]);
   if (earlier) {
     // The key booked a payment before. The same request (invoice, amount, date) gets that payment back, with the
     // invoice as it is now; anything else under the key is a different payment, which needs a key of its own.
@@ -81,6 +82,11 @@ export async function bookPayment(
   if (row.type === 'creditNote') throw new DomainError('credit_note_not_payable', 'A credit note is not payable; register the payment on an invoice.');
   if (row.status === 'draft' || row.status === 'issuing') {
     throw new DomainError('invoice_not_issued', 'Payments can only be registered on an issued invoice.');
+  }
+  if (input.paymentDate > today) {
+    throw new DomainError('payment_date_in_future', `The payment date ${input.paymentDate} is after today (${today}).`, {
+      details: [{ path: '/paymentDate', message: `must not be after ${today}` }],
+    });
   }
 
   const settlement = settlePayment(toInvoice(row).balanceOere, input.amountOere);

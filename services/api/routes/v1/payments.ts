@@ -60,8 +60,8 @@ export function paymentRoutes(app: FastifyInstance, deps: AppDeps): void {
           'never books twice, however late the retry (it answers with the first payment; with another amount, date or invoice ' +
           'it is 409 idempotency_conflict). `meta.outcome` is `partial`, `paid_in_full` or `registered` (the invoice was settled ' +
           'already or the payment exceeds its balance; the surplus is kept as customer credit). The invoice becomes `paid` when its ' +
-          'balance reaches 0. Drafts: 422 invoice_not_issued; credit notes: 422 credit_note_not_payable. Any calendar date is ' +
-          'taken as `paymentDate` (the date the money was received, as the caller books it).',
+          'balance reaches 0. Drafts: 422 invoice_not_issued; credit notes: 422 credit_note_not_payable; a `paymentDate` after ' +
+          "the organisation's today: 422 payment_date_in_future.",
         tags,
         params: InvoiceParams,
         body: PaymentCreate,
