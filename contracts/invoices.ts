@@ -19,7 +19,7 @@ export const InvoiceLineInput = Type.Object(
       Type.Integer({
         minimum: Number.MIN_SAFE_INTEGER,
         maximum: Number.MAX_SAFE_INTEGER,
-        description: 'VAT rate in basis points (2500 = 25 %); default 2500, or 0 for a line with a vatExemptionReason. Outside 0..10000 is 422 invalid_vat_rate.',
+        description: 'VAT rate in basis points (2500 = 25 %); default 2500. Outside 0..10000 is 422 invalid_vat_rate.',
       }),
     ),
     vatExemptionReason: Type.Optional(Nullable(VatExemptionReason)),

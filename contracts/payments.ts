@@ -18,7 +18,7 @@ export type PaymentOutcome = Static<typeof PaymentOutcome>;
 export const PaymentCreate = Type.Object(
   {
     amountOere: Type.Integer({ minimum: 1, maximum: 100_000_000_000, description: 'Amount received, in øre' }),
-    paymentDate: Type.String({ format: 'date', description: 'The day the money was received, YYYY-MM-DD (any calendar date)' }),
+    paymentDate: Type.String({ format: 'date', description: 'The day the money was received, YYYY-MM-DD; not after the organisation\'s today' }),
   },
   { additionalProperties: false, title: 'PaymentCreate' },
 );
