@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db, Tx } from '../shared/db.ts';
 import type { Keyring } from '../shared/crypto.ts';
 import { DomainError } from '../shared/errors.ts';
+import { responseJson, storeResponse } from '../idempotency/stored-response.ts';
 import { errorBody } from './plugins/errors.ts';
 
 /**
@@ -145,26 +146,20 @@ async function mutationTransaction(
       if (!probe!.locked) throw inProgress();
       if (probe!.response_status != null) return { stored: probe as StoredResponse };
       const result = await useCase(tx, { key: m.key, requestHash: m.hash, now: probe!.now });
+      // A two-step effect commits its first step here and stores its response itself (no deferred writes).
+      if (result.continueWith) return { continueWith: result.continueWith };
       pending = result.pending;
-      if (result.continueWith) {
-        await pending;
-        pending = undefined;
-        return { continueWith: result.continueWith };
-      }
-      const body = result.status === 204 ? null : JSON.stringify({ data: result.data ?? null, meta: result.meta ?? {} });
-      // No ON CONFLICT: a key stored meanwhile by a request that got past the lock must fail this statement. The
-      // unique violation aborts the transaction, which then rolls back with the effect, and the loop replays the winner.
-      const store = tx`
-        INSERT INTO idempotency_keys (organization_id, key, request_hash, response_status, response_body, response_location)
-        VALUES (${m.org}, ${m.key}, ${m.hash}, ${result.status}, ${body === null ? null : keyring.encrypt(body)}, ${result.location ?? null})`.execute();
+      const body = result.status === 204 ? null : responseJson(result.data, result.meta);
+      // A key stored meanwhile by a request that got past the lock stores nothing: the transaction rolls back with the
+      // effect, and the loop replays the winner.
+      const store = storeResponse(tx, keyring, {
+        organizationId: m.org, key: m.key, requestHash: m.hash, status: result.status, body, location: result.location ?? null,
+      });
       const [written, stored] = await Promise.allSettled([pending ?? Promise.resolve(), store]);
       pending = undefined;
       if (written.status === 'rejected') throw written.reason;
-      if (stored.status === 'rejected') {
-        const err = stored.reason as { code?: string; constraint_name?: string };
-        if (err.code === '23505' && err.constraint_name === 'idempotency_keys_pkey') throw new LostRace();
-        throw stored.reason;
-      }
+      if (stored.status === 'rejected') throw stored.reason;
+      if (!stored.value) throw new LostRace();
       return { result, body };
     } finally {
       // Deferred writes are never left unobserved, whatever the way out.
@@ -249,11 +244,8 @@ async function storeError(deps: MutationDeps, req: FastifyRequest, hash: Buffer,
   const org = req.auth.organizationId;
   const key = req.idempotencyKey!;
   return deps.db.tx(async (tx) => {
-    const inserted = await tx`
-      INSERT INTO idempotency_keys (organization_id, key, request_hash, response_status, response_body)
-      VALUES (${org}, ${key}, ${hash}, ${err.status}, ${deps.keyring.encrypt(body)})
-      ON CONFLICT DO NOTHING RETURNING 1`;
-    if (inserted.length === 1) return undefined;
+    const stored = await storeResponse(tx, deps.keyring, { organizationId: org, key, requestHash: hash, status: err.status, body, location: null });
+    if (stored) return undefined;
     const [earlier] = await tx<StoredResponse[]>`
       SELECT request_hash, response_status, response_body, response_location
       FROM idempotency_keys WHERE organization_id = ${org} AND key = ${key}`;

@@ -14,7 +14,8 @@ export interface ResponseToStore {
 
 /**
  * Stores the response in the caller's transaction, so it exists exactly when the effect does. Returns false when
- * the key already has a response (the caller lost a race and must roll back and replay that one).
+ * the key already has a response: the caller lost a race and must roll back (and replay that one, or stop). The
+ * statement is sent at once, so a caller may let it travel with other statements it has not awaited.
  */
 export async function storeResponse(sql: Queryable, keyring: Keyring, r: ResponseToStore): Promise<boolean> {
   const inserted = await sql`

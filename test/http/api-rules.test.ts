@@ -49,7 +49,7 @@ describe('API rules', () => {
       }),
     );
     // The winner's response is stored by another transaction while this one's deferred write is in flight: this one's
-    // own store then hits the key's primary key, rolls back with its write, and answers with the winner's response.
+    // own store then finds the key taken, rolls back with its write, and answers with the winner's response.
     app.post('/v1/test/lost-race', { config: { scope: 'customers:write' }, schema: { body: { type: 'object' } } }, (req, reply) =>
       mutate(deps, req, reply, async (tx) => {
         const ref = (req.body as { ref: string }).ref;
