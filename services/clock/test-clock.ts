@@ -4,7 +4,8 @@ import type { Tx } from '../shared/db.ts';
 import { DomainError } from '../shared/errors.ts';
 import { DAY_MS } from './business-clock.ts';
 
-const view = (mode: 'live' | 'test', at: Date): TestClock => ({ mode, now: at.toISOString(), today: copenhagenToday(at) });
+/** The clock as the API shows it. */
+export const clockView = (mode: 'live' | 'test', at: Date): TestClock => ({ mode, now: at.toISOString(), today: copenhagenToday(at) });
 
 /**
  * `POST /v1/test-clock/advance`: moves a sandbox organisation's clock forward, to an instant or by whole days, in
@@ -29,5 +30,5 @@ export async function advanceTestClock(tx: Tx, organizationId: string, body: Tes
     });
   }
   await tx`UPDATE test_clocks SET offset_ms = ${target - real}, updated_at = now() WHERE organization_id = ${organizationId}`;
-  return view('test', new Date(target));
+  return clockView('test', new Date(target));
 }

@@ -22,3 +22,17 @@ export function createRestateWakeups(ingressUrl: string): Wakeups {
     wakeDue: (organizationId) => sendToRestate(ingressUrl, `${BUSINESS_CLOCK}/${encodeURIComponent(organizationId)}/wakeDue`, 'wake-up'),
   };
 }
+
+/**
+ * The post-commit step of a mutation that made timed steps due (a test clock advance, a webhook ping, replay or
+ * reactivation): wakes them now. Without an engine (tests of the API alone) it only says so; the workflows
+ * process's overdue sweep would find them.
+ */
+export const wakeDueAfterCommit =
+  (wakeups: Wakeups | undefined, organizationId: string, log: { warn(msg: string): void }) => async (): Promise<void> => {
+    if (!wakeups) {
+      log.warn('no workflow engine configured: what this change made due waits for the overdue sweep');
+      return;
+    }
+    await wakeups.wakeDue(organizationId);
+  };

@@ -27,3 +27,7 @@ export function toEnvelope(row: EventRow): EventEnvelope {
     data: row.data,
   };
 }
+
+/** A test ping in the envelope's key order (id, type, timestamp, organizationId, data): as answered and as sent. */
+export const pingEnvelope = (p: { id: string; type: string; timestamp: string; organizationId: string; data: Record<string, unknown> }): EventEnvelope =>
+  ({ id: p.id, type: p.type, timestamp: p.timestamp, organizationId: p.organizationId, data: p.data });

@@ -3,7 +3,8 @@ import type { Clock } from '../shared/clock.ts';
 import type { Keyring } from '../shared/crypto.ts';
 import type { Db, Queryable } from '../shared/db.ts';
 import { uuidv7 } from '../shared/ids.ts';
-import { toEnvelope } from '../events/event-envelope.ts';
+import { pingEnvelope, toEnvelope } from '../events/event-envelope.ts';
+import { MAX_ENDPOINTS } from './endpoint-queries.ts';
 
 /**
  * Webhook deliveries in PostgreSQL, the truth the delivery workflow acts on. One row per (event, endpoint), states
@@ -72,7 +73,7 @@ export async function fanOutEvent(
   const now = await clock.now(organizationId);
   const lookAgain = new Date(now.getTime() + CLAIM_MS);
   // An organisation has at most MAX_ENDPOINTS endpoints: one id ready for each.
-  const ids = Array.from({ length: 10 }, () => uuidv7());
+  const ids = Array.from({ length: MAX_ENDPOINTS }, () => uuidv7());
   const rows = await db.read((sql) => sql<AttemptRow[]>`
     WITH ev AS (
       SELECT * FROM events WHERE id = ${eventId} AND organization_id = ${organizationId}
@@ -109,7 +110,7 @@ export async function fanOutEvent(
 /** `POST …/test`: a ping delivery with a body of its own and no real data; it is never in the event log. */
 export async function queuePing(sql: Queryable, clock: Clock, organizationId: string, endpointId: string): Promise<EventEnvelope> {
   const id = uuidv7();
-  const ping = { id, type: PING_EVENT_TYPE, timestamp: new Date().toISOString(), organizationId, data: {} } as EventEnvelope;
+  const ping = pingEnvelope({ id, type: PING_EVENT_TYPE, timestamp: new Date().toISOString(), organizationId, data: {} });
   const dueAt = await clock.now(organizationId);
   const deliveryId = uuidv7();
   await sql`
@@ -286,7 +287,7 @@ type AttemptRow = Pick<
 function attemptPlan(keyring: Keyring, row: AttemptRow): AttemptPlan {
   // A ping is stored as jsonb, which reorders keys: it is sent in the envelope's order, as its 202 answer showed it.
   const body = row.ping
-    ? JSON.stringify({ id: row.ping.id, type: row.ping.type, timestamp: row.ping.timestamp, organizationId: row.ping.organizationId, data: row.ping.data })
+    ? JSON.stringify(pingEnvelope(row.ping))
     : JSON.stringify(
         toEnvelope({
           id: row.e_id!,
@@ -303,9 +304,6 @@ function attemptPlan(keyring: Keyring, row: AttemptRow): AttemptPlan {
   if (row.previous_secret_enc && row.previous_live) secrets.push(keyring.decrypt(row.previous_secret_enc));
   return { organizationId: row.organization_id, round: row.round, number: row.attempts + 1, url: row.url, messageId: row.message_id, body, secrets };
 }
-
-export const planAttempt = async (db: Db, clock: Clock, keyring: Keyring, deliveryId: string, claimant: string): Promise<Plan> =>
-  (await planAttempts(db, clock, keyring, [deliveryId], claimant)).get(deliveryId)!;
 
 /** The outcome of one HTTP attempt, as journaled by the workflow (no secrets, no body). */
 export interface AttemptResult {
@@ -395,9 +393,6 @@ async function currentState(db: Db, clock: Clock, deliveryId: string): Promise<A
   const now = (await clock.now(cur.organization_id)).getTime();
   return { next: 'wait', dueInMs: Math.max(0, cur.next_attempt_at.getTime() - now), status: 'failed' };
 }
-
-export const recordAttempt = async (db: Db, clock: Clock, deliveryId: string, a: AttemptResult): Promise<AfterAttempt> =>
-  (await recordAttempts(db, clock, [{ deliveryId, result: a }])).get(deliveryId)!;
 
 // ---------------------------------------------------------------------------------------------------------------
 // The wake index

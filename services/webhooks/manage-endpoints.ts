@@ -10,7 +10,7 @@ import type { Queryable, Tx } from '../shared/db.ts';
 import { decodeCursor, encodeCursor, page, type CursorScope } from '../shared/cursor.ts';
 import { DomainError } from '../shared/errors.ts';
 import { uuidv7 } from '../shared/ids.ts';
-import { ENDPOINT_COLUMNS, MAX_ENDPOINTS, endpointNotFound, findEndpointOrThrow, toEndpoint, type EndpointRow } from './endpoint-queries.ts';
+import { ENDPOINT_COLUMNS, MAX_ENDPOINTS, findEndpointOrThrow, toEndpoint, type EndpointRow } from './endpoint-queries.ts';
 import { newSigningSecret, ROTATION_OVERLAP_MS } from './signing.ts';
 import type { UrlVerdict } from './url-policy.ts';
 import { WEBHOOK_DELIVERY_SERVICE } from './delivery-store.ts';
@@ -108,8 +108,8 @@ export async function deleteEndpoint(tx: Tx, organizationId: string, id: string)
   await tx`
     DELETE FROM wake_index WHERE service = ${WEBHOOK_DELIVERY_SERVICE}
       AND key IN (SELECT id::text FROM webhook_deliveries WHERE endpoint_id = ${id})`;
-  const deleted = await tx`DELETE FROM webhook_endpoints WHERE organization_id = ${organizationId} AND id = ${id} RETURNING 1`;
-  if (deleted.length === 0) throw endpointNotFound();
+  // Found and locked above: the row is there to delete.
+  await tx`DELETE FROM webhook_endpoints WHERE organization_id = ${organizationId} AND id = ${id}`;
 }
 
 /**

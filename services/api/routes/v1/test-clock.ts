@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { Envelope } from '../../../../contracts/common.ts';
 import { TestClock, TestClockAdvance } from '../../../../contracts/test-clock.ts';
-import { copenhagenToday } from '../../../shared/clock.ts';
 import { DomainError } from '../../../shared/errors.ts';
-import { advanceTestClock } from '../../../clock/test-clock.ts';
+import { advanceTestClock, clockView } from '../../../clock/test-clock.ts';
 import { mutate } from '../../idempotency.ts';
 import type { AppDeps } from '../../app.ts';
+import { wakeDueAfterCommit } from '../../../clock/wakeups.ts';
 
 const tags = ['Test clock'];
 
@@ -22,8 +22,7 @@ export function testClockRoutes(app: FastifyInstance, deps: AppDeps): void {
       },
     },
     async (req) => {
-      const now = await deps.clock.now(req.auth.organizationId);
-      return { data: { mode: req.auth.sandbox ? 'test' : 'live', now: now.toISOString(), today: copenhagenToday(now) }, meta: {} };
+      return { data: clockView(req.auth.sandbox ? 'test' : 'live', await deps.clock.now(req.auth.organizationId)), meta: {} };
     },
   );
 
@@ -35,8 +34,9 @@ export function testClockRoutes(app: FastifyInstance, deps: AppDeps): void {
         summary: 'Advance a sandbox organisation’s test clock',
         description:
           '`{to}` (an instant) or `{days}` (1..3650). Forward only (422 `test_clock_backwards`); sandbox organisations ' +
-          'only (403 `sandbox_only`). Every pending timed step whose business time has come (webhook retries, and ' +
-          'later reminders and subscription periods) runs as if the time had passed.',
+          'only (403 `sandbox_only`). After the advance, every pending timed step whose business time has come is woken: ' +
+          'a waiting webhook delivery makes its next attempt (one advance triggers one attempt, not the whole retry ' +
+          'schedule at once).',
         tags,
         body: TestClockAdvance,
         response: { 200: Envelope(TestClock) },
@@ -48,13 +48,7 @@ export function testClockRoutes(app: FastifyInstance, deps: AppDeps): void {
       return mutate(deps, req, reply, async (tx) => ({
         status: 200,
         data: await advanceTestClock(tx, org, req.body),
-        afterCommit: async () => {
-          if (!deps.wakeups) {
-            req.log.warn('no workflow engine configured: steps the advance made due wait for the overdue sweep');
-            return;
-          }
-          await deps.wakeups.wakeDue(org);
-        },
+        afterCommit: wakeDueAfterCommit(deps.wakeups, org, req.log),
       }));
     },
   );

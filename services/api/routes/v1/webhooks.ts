@@ -18,6 +18,7 @@ import { replayEndpoint } from '../../../webhooks/replay-endpoint.ts';
 import { sendTestPing } from '../../../webhooks/send-test-ping.ts';
 import { mutate } from '../../idempotency.ts';
 import type { AppDeps } from '../../app.ts';
+import { wakeDueAfterCommit } from '../../../clock/wakeups.ts';
 
 const tags = ['Webhooks'];
 type Params = { endpointId: string };
@@ -26,14 +27,7 @@ export function webhookRoutes(app: FastifyInstance, deps: AppDeps): void {
   const { db, keyring, clock } = deps;
   const policy = { allowLoopback: deps.webhooks?.allowLoopback ?? false };
 
-  /** Wakes what a mutation made due; a lost wake-up is found by the workflows process's overdue sweep. */
-  const wake = (organizationId: string, log: FastifyBaseLogger) => async () => {
-    if (!deps.wakeups) {
-      log.warn('no workflow engine configured: queued webhook deliveries wait for the overdue sweep');
-      return;
-    }
-    await deps.wakeups.wakeDue(organizationId);
-  };
+  const wake = (organizationId: string, log: FastifyBaseLogger) => wakeDueAfterCommit(deps.wakeups, organizationId, log);
 
   app.get<{ Querystring: WebhookEndpointListQuery }>(
     '/webhook-endpoints',
