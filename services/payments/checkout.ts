@@ -1,5 +1,5 @@
 import type { Db, Queryable } from '../shared/db.ts';
-import { uuidv7 } from '../shared/ids.ts';
+import { isUuid, uuidv7 } from '../shared/ids.ts';
 import { findInvoiceRow, toInvoice } from '../invoices/invoice-queries.ts';
 import { findPaymentLink } from './payment-links.ts';
 import type { PaymentMethod, PaymentProvider } from './providers/provider.ts';
@@ -121,7 +121,7 @@ export interface CheckoutStatus {
 
 /** The checkout the customer returned from, if it belongs to this link. Its status comes from the provider's callbacks only. */
 export async function checkoutStatus(sql: Queryable, reference: string, sessionId: string): Promise<CheckoutStatus | undefined> {
-  if (!/^[0-9a-f-]{36}$/i.test(sessionId)) return undefined;
+  if (!isUuid(sessionId)) return undefined;
   const [row] = await sql<{ status: CheckoutStatus['status']; amount_oere: number; paid_oere: number | null; failure_reason: string | null }[]>`
     SELECT s.status, s.amount_oere, p.amount_oere AS paid_oere, s.failure_reason
     FROM checkout_sessions s

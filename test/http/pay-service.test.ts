@@ -372,6 +372,10 @@ describe('pay service', () => {
       // Another link's reference does not show this checkout.
       const other = await linked(1_000);
       assert.equal((await page(`/p/${other.reference}/return?session=${s.id}`)).statusCode, 404);
+      // A session id that is not one (36 hyphens pass a loose pattern, not PostgreSQL) is the same 404, never a 500.
+      for (const bogus of ['-'.repeat(36), 'not-a-session']) {
+        assert.equal((await page(`/p/${inv.reference}/return?session=${encodeURIComponent(bogus)}`)).statusCode, 404, bogus);
+      }
 
       const inv2 = await linked(12_500);
       const s2 = await checkout(inv2.reference);
