@@ -9,7 +9,8 @@ import Handlebars from 'handlebars';
 import type { InvoiceDocumentView } from '../../services/invoices/invoice-document.ts';
 import type { OutgoingMail } from '../../services/mail/mail-port.ts';
 // The PDF's own formatting, so the mail and the attached document show amounts and dates alike.
-import { formatDate, formatOere } from '../pdf/invoice-template.ts';
+import { formatOere } from '../../services/shared/money.ts';
+import { formatDate } from '../pdf/invoice-template.ts';
 
 type Lang = InvoiceDocumentView['language'];
 

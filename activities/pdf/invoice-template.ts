@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import Handlebars from 'handlebars';
 import type { ExemptionReason, InvoiceDocumentView } from '../../services/invoices/invoice-document.ts';
+import { formatOere, groupThousands } from '../../services/shared/money.ts';
 
 /**
  * Invoice and credit note documents as self-contained HTML (Momsbekendtgørelsen § 58, danish-rules.md 7).
@@ -110,19 +111,6 @@ const TEXTS = {
 
 export const exemptionWording = (reason: ExemptionReason, language: Language): string => EXEMPTION_WORDING[language][reason];
 
-const groupThousands = (digits: string, separator: string): string => digits.replace(/\B(?=(\d{3})+(?!\d))/g, separator);
-
-/** Øre as Danish ("1.234,56 kr.") or English ("DKK 1,234.56") money text; exact integer arithmetic, no floats. */
-export function formatOere(oere: number, language: Language): string {
-  if (!Number.isSafeInteger(oere)) throw new RangeError(`amount ${oere} is not a whole number of øre`);
-  const sign = oere < 0 ? '-' : '';
-  const abs = Math.abs(oere);
-  const kroner = Math.floor(abs / 100).toString();
-  const cents = (abs % 100).toString().padStart(2, '0');
-  return language === 'da'
-    ? `${sign}${groupThousands(kroner, '.')},${cents} kr.`
-    : `DKK ${sign}${groupThousands(kroner, ',')}.${cents}`;
-}
 
 /** 'YYYY-MM-DD' as DD-MM-YYYY (da) or unchanged ISO (en). */
 export function formatDate(date: string, language: Language): string {

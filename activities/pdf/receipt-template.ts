@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import Handlebars from 'handlebars';
 import type { ReceiptDocumentView } from '../../services/payments/receipt-document.ts';
-import { formatDate, formatOere } from './invoice-template.ts';
+import { formatOere } from '../../services/shared/money.ts';
+import { formatDate } from './invoice-template.ts';
 
 /**
  * A payment's receipt as self-contained HTML, in the creditor's name (its name, address, CVR and e-mail at the top

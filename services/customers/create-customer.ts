@@ -2,7 +2,7 @@ import type { Customer, CustomerCreate } from '../../contracts/customers.ts';
 import type { Keyring } from '../shared/crypto.ts';
 import type { Queryable } from '../shared/db.ts';
 import { uuidv7 } from '../shared/ids.ts';
-import { CUSTOMER_COLUMNS, personalColumns, toCustomer, type CustomerRow } from './customer-queries.ts';
+import { CUSTOMER_COLUMNS, customerOf, personalColumns, toCustomer, type CustomerRow } from './customer-queries.ts';
 
 function customerRow(keyring: Keyring, organizationId: string, input: CustomerCreate) {
   return {
@@ -45,22 +45,5 @@ export function startCreateCustomer(
 ): { customer: Customer; written: Promise<unknown> } {
   const row = { ...customerRow(keyring, organizationId, input), created_at: now, updated_at: now };
   const written = sql`INSERT INTO customers ${sql(row as Record<string, unknown>)}`.execute();
-  const at = now.toISOString();
-  const customer: Customer = {
-    id: row.id,
-    type: row.type,
-    name: row.name,
-    cvr: row.cvr,
-    address: row.address,
-    email: input.email ?? null,
-    phone: input.phone ?? null,
-    contactPerson: row.contact_person,
-    language: row.language,
-    externalReference: row.external_reference,
-    metadata: row.metadata,
-    hasCpr: false,
-    createdAt: at,
-    updatedAt: at,
-  };
-  return { customer, written };
+  return { customer: customerOf({ ...row, has_cpr: false }, input.email ?? null, input.phone ?? null), written };
 }

@@ -25,14 +25,23 @@ export const CUSTOMER_COLUMNS = [
 ] as const;
 
 export function toCustomer(keyring: Keyring, r: CustomerRow): Customer {
+  return customerOf(r, r.email_enc ? keyring.decrypt(r.email_enc) : null, r.phone_enc ? keyring.decrypt(r.phone_enc) : null);
+}
+
+/** The API shape of a row whose e-mail and phone are already in clear text (read and decrypted, or just written). */
+export function customerOf(
+  r: Omit<CustomerRow, 'email_enc' | 'phone_enc'>,
+  email: string | null,
+  phone: string | null,
+): Customer {
   return {
     id: r.id,
     type: r.type,
     name: r.name,
     cvr: r.cvr,
     address: r.address,
-    email: r.email_enc ? keyring.decrypt(r.email_enc) : null,
-    phone: r.phone_enc ? keyring.decrypt(r.phone_enc) : null,
+    email,
+    phone,
     contactPerson: r.contact_person,
     language: r.language,
     externalReference: r.external_reference,

@@ -10,7 +10,8 @@ import { InvalidProviderEvent, type PaymentProvider } from '../payments/provider
 import type { ReceiptDispatch } from '../payments/receipt-dispatch.ts';
 import { LookupLimiter, type LookupLimits } from './lookup-limiter.ts';
 import { PAY_CSS, renderPage, type LayoutInput } from './pages.ts';
-import { formatDate, formatMoney, pickLanguage, TEXTS, type Language } from './texts.ts';
+import { formatOere } from '../shared/money.ts';
+import { formatDate, pickLanguage, TEXTS, type Language } from './texts.ts';
 
 /**
  * The hosted pay page (spec 2.5, rule 1.11): a Fastify service of its own, apart from the API. It has no API keys
@@ -142,11 +143,11 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
       creditor: view.creditorName,
       invoiceNumber: String(view.invoiceNumber),
       dueDate: view.dueDate ? formatDate(view.dueDate, lang) : t.noDueDate,
-      total: formatMoney(view.grossOere, lang),
-      balance: formatMoney(Math.max(0, view.balanceOere), lang),
+      total: formatOere(view.grossOere, lang),
+      balance: formatOere(Math.max(0, view.balanceOere), lang),
       payable: view.balanceOere > 0,
       checkoutAction: `${path}/checkout`,
-      settledText: view.balanceOere < 0 ? `${t.nothingToPay} ${t.creditBalance(formatMoney(-view.balanceOere, lang))}` : t.nothingToPay,
+      settledText: view.balanceOere < 0 ? `${t.nothingToPay} ${t.creditBalance(formatOere(-view.balanceOere, lang))}` : t.nothingToPay,
     }));
   };
 
@@ -222,8 +223,8 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
     });
     if (status.status === 'succeeded') {
       const lines = [
-        t.returnSucceededText(formatMoney(status.paidOere ?? status.amountOere, lang), view.invoiceNumber),
-        view.balanceOere > 0 ? t.returnRemaining(formatMoney(view.balanceOere, lang)) : t.returnPaidInFull,
+        t.returnSucceededText(formatOere(status.paidOere ?? status.amountOere, lang), view.invoiceNumber),
+        view.balanceOere > 0 ? t.returnRemaining(formatOere(view.balanceOere, lang)) : t.returnPaidInFull,
       ];
       return html(reply, 200, renderPage('return', layout(t.returnSucceeded), {
         heading: t.returnSucceeded, lines, tryAgainHref: null, backHref: `${path}?lang=${lang}`,

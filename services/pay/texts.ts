@@ -89,16 +89,6 @@ export const TEXTS = {
 
 export type Texts = (typeof TEXTS)[Language];
 
-const groupThousands = (digits: string, separator: string): string => digits.replace(/\B(?=(\d{3})+(?!\d))/g, separator);
-
-/** Øre as "1.234,56 kr." (da) or "DKK 1,234.56" (en); exact integer arithmetic. */
-export function formatMoney(oere: number, lang: Language): string {
-  const sign = oere < 0 ? '-' : '';
-  const abs = Math.abs(oere);
-  const kroner = Math.floor(abs / 100).toString();
-  const cents = (abs % 100).toString().padStart(2, '0');
-  return lang === 'da' ? `${sign}${groupThousands(kroner, '.')},${cents} kr.` : `DKK ${sign}${groupThousands(kroner, ',')}.${cents}`;
-}
 
 const DATE_FORMATS = {
   da: new Intl.DateTimeFormat('da-DK', { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' }),

@@ -4,11 +4,11 @@ import {
   INVOICE_TEMPLATE_URL,
   formatDate,
   formatDecimal,
-  formatOere,
   formatRate,
   renderInvoiceHtml,
 } from '../../activities/pdf/invoice-template.ts';
 import type { InvoiceDocumentView } from '../../services/invoices/invoice-document.ts';
+import { formatOere } from '../../services/shared/money.ts';
 
 /** The document content of Momsbekendtgørelsen § 58 (danish-rules.md 7), read back from the HTML the PDF is made of. */
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { payBaseUrl, readConfig } from '../../services/shared/config.ts';
-import { formatDate, formatMoney, pickLanguage } from '../../services/pay/texts.ts';
+import { formatOere } from '../../services/shared/money.ts';
+import { formatDate, pickLanguage } from '../../services/pay/texts.ts';
 import { LookupLimiter } from '../../services/pay/lookup-limiter.ts';
 import { parseTestEvent, signTestCallback, verifyTestSignature } from '../../services/payments/providers/test-provider.ts';
 import { InvalidProviderEvent } from '../../services/payments/providers/provider.ts';
@@ -26,9 +27,9 @@ describe('pay page settings', () => {
 
 describe('pay page wording', () => {
   it('formats money and dates per language', () => {
-    assert.equal(formatMoney(1_234_567, 'da'), '12.345,67 kr.');
-    assert.equal(formatMoney(1_234_567, 'en'), 'DKK 12,345.67');
-    assert.equal(formatMoney(5, 'da'), '0,05 kr.');
+    assert.equal(formatOere(1_234_567, 'da'), '12.345,67 kr.');
+    assert.equal(formatOere(1_234_567, 'en'), 'DKK 12,345.67');
+    assert.equal(formatOere(5, 'da'), '0,05 kr.');
     assert.equal(formatDate('2031-03-14', 'da'), '14. marts 2031');
     assert.equal(formatDate('2031-03-14', 'en'), '14 March 2031');
   });

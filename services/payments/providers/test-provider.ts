@@ -2,6 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import Handlebars from 'handlebars';
 import { randomBytesPooled } from '../../shared/crypto.ts';
+import { formatOere } from '../../shared/money.ts';
 import {
   InvalidProviderEvent,
   type CheckoutRequest,
@@ -347,17 +348,12 @@ const PAGE_TEXT = {
   },
 } as const;
 
-const formatAmount = (oere: number, lang: 'da' | 'en'): string => {
-  const kroner = Math.floor(oere / 100).toString();
-  const cents = (oere % 100).toString().padStart(2, '0');
-  return lang === 'da' ? `${kroner.replace(/\B(?=(\d{3})+(?!\d))/g, '.')},${cents} kr.` : `DKK ${kroner.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}.${cents}`;
-};
 
 const viewOf = (s: SessionToken, token: string, declined: boolean): PageModel => ({
   lang: s.lang,
   merchant: s.mer,
   description: s.desc,
-  amount: formatAmount(s.amt, s.lang),
+  amount: formatOere(s.amt, s.lang),
   method: PAGE_TEXT[s.lang][s.mth],
   action: `/test-provider/checkout/${token}`,
   declined,
