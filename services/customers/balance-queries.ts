@@ -1,4 +1,5 @@
 import type { Queryable } from '../shared/db.ts';
+import { balanceTerms } from '../invoices/invoice-queries.ts';
 
 /**
  * The customer balance (spec 2.2, rule 1.10): computed from invoices, credit notes, fees and payments on every read,
@@ -145,16 +146,11 @@ export async function customerBalanceRow(
  * as the balance, over the organisation's open invoices past their due date (index invoices_open_by_due_date), each
  * invoice's balance from per-invoice look-ups (there are few such invoices next to the whole history).
  */
-export const pastDueCustomerIds = (sql: Queryable, organizationId: string, today: string) => sql`
+export const pastDueCustomerIds = (sql: Queryable, organizationId: string, today: string) => {
+  const t = balanceTerms(sql);
+  return sql`
   SELECT o.customer_id FROM (
-    SELECT i.customer_id, i.due_date,
-           i.gross_oere
-           + coalesce((SELECT sum(f.amount_oere) FROM invoice_fees f
-                       WHERE f.organization_id = i.organization_id AND f.invoice_id = i.id AND f.kind = 'reminder'), 0)
-           - coalesce((SELECT sum(p.amount_oere) FROM payments p
-                       WHERE p.organization_id = i.organization_id AND p.invoice_id = i.id), 0)
-           - coalesce((SELECT sum(c.gross_oere) FROM invoices c
-                       WHERE c.organization_id = i.organization_id AND c.credits_invoice_id = i.id AND c.status <> 'issuing'), 0) AS balance
+    SELECT i.customer_id, i.due_date, i.gross_oere + ${t.fees} - ${t.paid} - ${t.credited} AS balance
     FROM invoices i
     WHERE i.organization_id = ${organizationId} AND i.type = 'invoice' AND i.status IN ('issued', 'overdue', 'collections')
       AND i.due_date < ${today}::date
@@ -163,3 +159,4 @@ export const pastDueCustomerIds = (sql: Queryable, organizationId: string, today
   GROUP BY o.customer_id
   HAVING sum(o.balance) >= (SELECT past_due_amount_oere FROM organizations WHERE id = ${organizationId})
      AND min(o.due_date) <= ${today}::date - (SELECT past_due_days FROM organizations WHERE id = ${organizationId})`;
+};

@@ -59,15 +59,25 @@ export interface LineRow {
  * credits this invoice; reminderFeeOere is the sum of its reminder fees. All are computed on every read (spec 1.10),
  * never stored. The customer balance (services/customers/balance-queries.ts) sums the same three sources.
  */
-export const invoiceSelect = (sql: Queryable) => sql`
+/**
+ * The terms of invoice `i`'s balance (spec 1.10: gross + reminder fees − paid − credited), as SQL over the alias `i`:
+ * what every reader sums the same way.
+ */
+export const balanceTerms = (sql: Queryable) => ({
+  paid: sql`coalesce((SELECT sum(p.amount_oere) FROM payments p
+            WHERE p.organization_id = i.organization_id AND p.invoice_id = i.id), 0)`,
+  credited: sql`coalesce((SELECT sum(c.gross_oere) FROM invoices c
+            WHERE c.organization_id = i.organization_id AND c.credits_invoice_id = i.id AND c.status <> 'issuing'), 0)`,
+  fees: sql`coalesce((SELECT sum(f.amount_oere) FROM invoice_fees f
+            WHERE f.organization_id = i.organization_id AND f.invoice_id = i.id AND f.kind = 'reminder'), 0)`,
+});
+
+export const invoiceSelect = (sql: Queryable) => {
+  const t = balanceTerms(sql);
+  return sql`
   i.id, i.type, i.status, i.number, i.customer_id, i.issue_date, i.due_date, i.payment_terms_days,
   i.net_oere, i.vat_oere, i.gross_oere,
-  coalesce((SELECT sum(p.amount_oere) FROM payments p
-            WHERE p.organization_id = i.organization_id AND p.invoice_id = i.id), 0)::bigint AS paid_oere,
-  coalesce((SELECT sum(c.gross_oere) FROM invoices c
-            WHERE c.organization_id = i.organization_id AND c.credits_invoice_id = i.id AND c.status <> 'issuing'), 0)::bigint AS credited_oere,
-  coalesce((SELECT sum(f.amount_oere) FROM invoice_fees f
-            WHERE f.organization_id = i.organization_id AND f.invoice_id = i.id AND f.kind = 'reminder'), 0)::bigint AS reminder_fee_oere,
+  ${t.paid}::bigint AS paid_oere, ${t.credited}::bigint AS credited_oere, ${t.fees}::bigint AS reminder_fee_oere,
   i.customer_reference, i.sender_reference, i.message, i.heading, i.external_reference, i.metadata,
   i.credits_invoice_id, i.document_sha256, i.created_at, i.updated_at, i.issued_at, i.sent_at,
   -- Lines in the same statement as the header, so a reader never pairs a header with another version's lines.
@@ -78,6 +88,7 @@ export const invoiceSelect = (sql: Queryable) => sql`
             'account_id', l.account_id, 'unit', l.unit, 'net_oere', l.net_oere, 'vat_oere', l.vat_oere, 'gross_oere', l.gross_oere)
           ORDER BY l.position), '[]'::json)
    FROM invoice_lines l WHERE l.invoice_id = i.id) AS lines`;
+};
 
 export const LINE_COLUMNS = [
   'invoice_id', 'position', 'description', 'quantity', 'unit_price_oere', 'vat_rate_bps', 'vat_exemption_reason',
