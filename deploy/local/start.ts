@@ -12,7 +12,7 @@ import { Writable } from 'node:stream';
 import { startApi, type RunningApi } from '../../services/api/main.ts';
 import { startPay, type RunningPay } from '../../services/pay/main.ts';
 import { migrate } from '../../services/db/migrate.ts';
-import { payBaseUrl, readConfig, type Config } from '../../services/shared/config.ts';
+import { callableHost, payBaseUrl, readConfig, type Config } from '../../services/shared/config.ts';
 import { createKeyring } from '../../services/shared/crypto.ts';
 import { createSql } from '../../services/shared/db.ts';
 import { resolveMasterKey, type MasterKey } from '../../services/shared/dev-secrets.ts';
@@ -271,7 +271,7 @@ async function main(): Promise<number> {
       restateIngressUrl = `http://127.0.0.1:${restatePorts.ingress}`;
       restateAdminUrl = `http://127.0.0.1:${restatePorts.admin}`;
     }
-    const apiHost = config.host === '0.0.0.0' ? '127.0.0.1' : config.host === '::' ? '[::1]' : config.host.includes(':') ? `[${config.host}]` : config.host;
+    const apiHost = callableHost(config.host);
     runtime = {
       status: 'starting',
       dataDir,

@@ -4,7 +4,7 @@
  * requires Restate to answer and to know the workflows. `deploy/local/start.ts` runs `startApi` in its own process.
  */
 import type { FastifyInstance } from 'fastify';
-import { payBaseUrl, readConfig, type Config } from '../shared/config.ts';
+import { callableHost, payBaseUrl, readConfig, type Config } from '../shared/config.ts';
 import { createKeyring, type Keyring } from '../shared/crypto.ts';
 import { createSql, Db } from '../shared/db.ts';
 import { resolveMasterKey } from '../shared/dev-secrets.ts';
@@ -120,7 +120,7 @@ export async function startApi(config: ApiConfig, opts: StartApiOptions = {}): P
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   // A wildcard address is not one a client can call; name the loopback address instead.
-  const host = config.host === '0.0.0.0' ? '127.0.0.1' : config.host === '::' ? '[::1]' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  const host = callableHost(config.host);
   const running = app;
   const stopListening = unlisten;
   let closing: Promise<void> | undefined;

@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import * as net from 'node:net';
-import { DEFAULT_PAY_PORT, payBaseUrl, readConfig, type Config } from '../shared/config.ts';
+import { callableHost, DEFAULT_PAY_PORT, payBaseUrl, readConfig, type Config } from '../shared/config.ts';
 import type { Clock } from '../shared/clock.ts';
 import { createBusinessClock } from '../clock/business-clock.ts';
 import { createKeyring, type Keyring } from '../shared/crypto.ts';
@@ -69,7 +69,7 @@ export async function startPay(config: PayConfig, opts: StartPayOptions = {}): P
   let port = config.payPort ?? DEFAULT_PAY_PORT;
   if (port === 0) port = await freePort(config.payHost);
   const host = config.payHost;
-  const shownHost = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '[::1]' : host.includes(':') ? `[${host}]` : host;
+  const shownHost = callableHost(host);
   const url = `http://${shownHost}:${port}`;
   const baseUrl = payBaseUrl({ ...config, payPort: port });
   const poolMax = Math.min(config.dbPoolMax, 5);

@@ -93,7 +93,7 @@ export const DEFAULT_PAY_PORT = 3001;
 /** PAY_BASE_URL, else the pay service's own loopback address (decisions.md, shapes). */
 export function payBaseUrl(config: Pick<Config, 'payBaseUrl' | 'payHost' | 'payPort'>): string {
   if (config.payBaseUrl) return config.payBaseUrl.replace(/\/+$/, '');
-  const host = config.payHost === '0.0.0.0' ? '127.0.0.1' : config.payHost === '::' ? '[::1]' : config.payHost.includes(':') ? `[${config.payHost}]` : config.payHost;
+  const host = callableHost(config.payHost);
   return `http://${host}:${config.payPort ?? DEFAULT_PAY_PORT}`;
 }
 
@@ -138,4 +138,11 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     payTrustProxy: bool('PAY_TRUST_PROXY', env.PAY_TRUST_PROXY),
     webhookAllowLoopback: allowLoopback(env),
   };
+}
+
+/** A listening host as a URL host a local client can call: the wildcards become loopback, IPv6 gets its brackets. */
+export function callableHost(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
 }

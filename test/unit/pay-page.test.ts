@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { payBaseUrl, readConfig } from '../../services/shared/config.ts';
+import { callableHost, payBaseUrl, readConfig } from '../../services/shared/config.ts';
 import { formatOere } from '../../services/shared/money.ts';
 import { formatDate, pickLanguage } from '../../services/pay/texts.ts';
 import { LookupLimiter } from '../../services/pay/lookup-limiter.ts';
@@ -14,6 +14,13 @@ describe('pay page settings', () => {
     assert.equal(payBaseUrl(readConfig({ PAY_PORT: '4100', PAY_HOST: '0.0.0.0' })), 'http://127.0.0.1:4100');
     assert.equal(payBaseUrl(readConfig({ PAY_BASE_URL: 'https://betal.bager.dk/' })), 'https://betal.bager.dk');
     assert.equal(readConfig({ PAY_TRUST_PROXY: 'true' }).payTrustProxy, true);
+  });
+
+  it('a listening host becomes a host a local client can call: wildcards to loopback, IPv6 in brackets', () => {
+    assert.deepEqual(
+      ['0.0.0.0', '::', '::1', 'fe80::1', '127.0.0.1', 'pay.local'].map(callableHost),
+      ['127.0.0.1', '[::1]', '[::1]', '[fe80::1]', '127.0.0.1', 'pay.local'],
+    );
   });
 
   it('refuses a PAY_BASE_URL that is not an http(s) URL, and a PAY_PORT that is not a number', () => {
