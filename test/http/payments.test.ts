@@ -245,6 +245,9 @@ describe('payments', () => {
         [inv.id, 7_000, addDays(today(), -1)],
         [inv.id, 6_000, today()],
         [otherInvoice.id, 6_000, addDays(today(), -1)],
+        // A key that booked a payment is taken, also on an id that is no invoice at all.
+        ['not-a-uuid', 6_000, addDays(today(), -1)],
+        ['01900000-0000-7000-8000-000000000000', 6_000, addDays(today(), -1)],
       ] as const) {
         const res = await pay(invoiceId, amount, { idempotencyKey: key, paymentDate: date });
         assert.equal(res.status, 409, `${invoiceId} ${amount} ${date}`);

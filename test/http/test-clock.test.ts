@@ -76,6 +76,17 @@ describe('test clock', () => {
     assert.equal((await advance(org, { days: 3650 })).status, 200);
   });
 
+  it('never moves past the year 9999 (400 on the field that would take it there), and stays where it was', async () => {
+    const org = await createTestOrg({ sandbox: true });
+    assert.equal((await advance(org, { to: '9999-12-30T00:00:00Z' })).status, 200);
+    const tooFar = await advance(org, { days: 10 });
+    assert.equal(tooFar.status, 400);
+    assert.equal(tooFar.body.error.code, 'validation_failed');
+    assert.deepEqual(tooFar.body.error.details, [{ path: '/days', message: 'must stay before 10000-01-01' }]);
+    const clock = await call(t.app, 'GET', '/v1/test-clock', { key: org.apiKey });
+    assert.equal(clock.body.data.today, '9999-12-30');
+  });
+
   it('needs settings:read to look and settings:write to advance', async () => {
     const org = await createTestOrg();
     const reader = await createTestKey(org, ['settings:read']);

@@ -272,6 +272,17 @@ describe('webhook endpoints', () => {
     assert.deepEqual({ ...row }, { previous: true, hours: 24 });
     const read = await call(t.app, 'GET', `/v1/webhook-endpoints/${ep.id}`, { key: org.apiKey });
     assert.equal(read.body.data.secret, undefined);
+
+    // A second rotation inside the window keeps only the secret it replaces: the original one stops signing.
+    const again = await call(t.app, 'POST', `/v1/webhook-endpoints/${ep.id}/rotate-secret`, { key: org.apiKey });
+    assert.equal(again.status, 200);
+    const [secrets] = await testDb().db.sql<{ secret_enc: Buffer; previous_secret_enc: Buffer }[]>`
+      SELECT secret_enc, previous_secret_enc FROM webhook_endpoints WHERE id = ${ep.id}`;
+    const current = t.deps.keyring.decrypt(secrets!.secret_enc);
+    const previous = t.deps.keyring.decrypt(secrets!.previous_secret_enc);
+    assert.ok(current.includes(again.body.data.secret.slice(6)), 'the new secret signs');
+    assert.ok(previous.includes(res.body.data.secret.slice(6)), 'the one it replaced still signs');
+    assert.ok(!previous.includes(ep.secret.slice(6)) && !current.includes(ep.secret.slice(6)), 'the original no longer signs');
   });
 
   it('queues a test ping (202) with no real data; an inactive endpoint’s ping is queued too (202) and waits for its activation', async () => {
