@@ -119,20 +119,10 @@ class Relay {
     }
   }
 
+  /** Deletes the rows handed on and releases the failed ones, claiming nothing new (claim's own statement). */
   private async flush(): Promise<void> {
-    const done = this.done.splice(0);
-    const released = this.released.splice(0);
-    if (done.length === 0 && released.length === 0) return;
-    try {
-      await this.db.read(async (sql) => {
-        if (done.length) await sql`DELETE FROM event_outbox WHERE event_id = ANY (${done}::uuid[])`;
-        if (released.length) await sql`UPDATE event_outbox SET claimed_until = NULL WHERE event_id = ANY (${released}::uuid[])`;
-      });
-    } catch (err) {
-      this.done.push(...done);
-      this.released.push(...released);
-      throw err;
-    }
+    if (this.done.length === 0 && this.released.length === 0) return;
+    await this.claim(0);
   }
 
   private start(row: { event_id: string; organization_id: string }): void {

@@ -153,7 +153,9 @@ export async function replayDeliveries(
     await indexWakes(sql, organizationId, requeue, dueAt);
   }
   const room = REPLAY_CAP - requeue.length;
-  const missing = room === 0 ? [] : await sql<{ id: string }[]>`
+  // Past the cap already, there is more either way. Otherwise one row beyond the room (one row when there is no room
+  // left) tells whether events are still missing after this call.
+  const missing = requeueable.length > REPLAY_CAP ? [] : await sql<{ id: string }[]>`
     SELECT e.id FROM events e
     WHERE e.organization_id = ${organizationId} AND e.occurred_at >= ${since} AND e.type = ANY (${endpoint.event_types})
       AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = ${endpoint.id} AND d.event_id = e.id)
@@ -164,17 +166,8 @@ export async function replayDeliveries(
   return {
     requeued: requeue.length,
     enqueued: enqueued.length,
-    possiblyMore: requeueable.length > REPLAY_CAP || missing.length > room || (room === 0 && (await hasMissing(sql, organizationId, endpoint, since))),
+    possiblyMore: requeueable.length > REPLAY_CAP || missing.length > room,
   };
-}
-
-async function hasMissing(sql: Queryable, organizationId: string, endpoint: { id: string; event_types: string[] }, since: Date): Promise<boolean> {
-  const [row] = await sql`
-    SELECT 1 FROM events e
-    WHERE e.organization_id = ${organizationId} AND e.occurred_at >= ${since} AND e.type = ANY (${endpoint.event_types})
-      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = ${endpoint.id} AND d.event_id = e.id)
-    LIMIT 1`;
-  return row !== undefined;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
