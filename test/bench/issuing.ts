@@ -14,6 +14,7 @@ import { realClock } from '../../services/shared/clock.ts';
 import type { Keyring } from '../../services/shared/crypto.ts';
 import { createSql, Db } from '../../services/shared/db.ts';
 import { createOrganization } from '../../services/organizations/create-organization.ts';
+import { percentile } from './percentile.ts';
 import type { InvoiceDocumentView } from '../../services/invoices/invoice-document.ts';
 
 export interface IssuingFigures {
@@ -33,7 +34,6 @@ const LINES = [
   { description: 'Kursus i bagning', quantity: 1.5, unitPriceOere: 100000, vatRateBps: 0, vatExemptionReason: 'ML13' },
 ];
 
-const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 
 /** Runs `once` from `concurrency` loops for `durationSec` seconds; returns completions per second and latencies. */
 async function closedLoop(concurrency: number, durationSec: number, once: () => Promise<void>) {

@@ -5,6 +5,7 @@
 import type { EventEmitter } from 'node:events';
 import { loadavg } from 'node:os';
 import autocannon from 'autocannon';
+import { percentile } from './percentile.ts';
 import type { DbCpuProbe } from './db-cpu.ts';
 
 export interface LoadSpec {
@@ -111,10 +112,6 @@ function fire(opts: autocannon.Options, recorder?: Recorder): Promise<autocannon
 
 const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 10 ** digits;
 
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-}
 
 /**
  * Percentiles are computed here from every response's own time rather than taken from autocannon's histogram,

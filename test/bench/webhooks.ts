@@ -28,6 +28,7 @@ import { createOrganization } from '../../services/organizations/create-organiza
 import type { Keyring } from '../../services/shared/crypto.ts';
 import { createSql, Db } from '../../services/shared/db.ts';
 import { uuidv7 } from '../../services/shared/ids.ts';
+import { percentile } from './percentile.ts';
 import { newSigningSecret } from '../../services/webhooks/signing.ts';
 
 export interface WebhookFigures {
@@ -40,7 +41,6 @@ export interface WebhookFigures {
   pass: boolean;
 }
 
-const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 
 /** A receiver that notes when each webhook-id first arrived, in performance.now() time. */
 function receiver(): Promise<{ server: Server; url: string; firstSeen: Map<string, number> }> {
