@@ -4,10 +4,9 @@ import type { Keyring } from '../shared/crypto.ts';
 import type { Db, Queryable } from '../shared/db.ts';
 import { recordEvent } from '../events/record-event.ts';
 import { responseJson, storeResponse } from '../idempotency/stored-response.ts';
-import type { BuyerSnapshot } from './document-parties.ts';
 import type { InvoiceDocumentView } from './invoice-document.ts';
-import { findInvoiceRow, getInvoiceOrThrow, loadLines } from './invoice-queries.ts';
-import { documentView } from './issue-invoice.ts';
+import { findInvoiceRow, getInvoiceOrThrow } from './invoice-queries.ts';
+import { frozenDocumentView } from './load-document-view.ts';
 import { recordTimeline } from './record-timeline.ts';
 import { requestInvoiceSend } from './send-invoice.ts';
 
@@ -52,11 +51,7 @@ async function reservedView(sql: Queryable, invoiceId: string): Promise<{ organi
   const org = reservation.organization_id;
   const row = await findInvoiceRow(sql, org, invoiceId, { type: 'invoice' });
   if (!row || row.status !== 'issuing') return undefined;
-  const [snap] = await sql<{ seller_snapshot: InvoiceDocumentView['seller']; buyer_snapshot: InvoiceDocumentView['buyer'] }[]>`
-    SELECT seller_snapshot, buyer_snapshot FROM invoices WHERE organization_id = ${org} AND id = ${invoiceId}`;
-  const buyer: BuyerSnapshot = { ...snap!.buyer_snapshot, language: reservation.language, email: null };
-  const lines = (await loadLines(sql, [invoiceId])).get(invoiceId) ?? [];
-  return { organizationId: org, view: documentView('invoice', row.number!, row.issue_date!, row.due_date, snap!.seller_snapshot, buyer, row, lines, null) };
+  return { organizationId: org, view: await frozenDocumentView(sql, org, row, { language: reservation.language, email: null }) };
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Keyring } from '../shared/crypto.ts';
 import type { Queryable } from '../shared/db.ts';
-import { findInvoiceRow, loadLines } from './invoice-queries.ts';
+import { findInvoiceRow, loadLines, type InvoiceRow } from './invoice-queries.ts';
 import { loadBuyer, type BuyerSnapshot } from './document-parties.ts';
 import { documentView } from './issue-invoice.ts';
 import type { InvoiceDocumentView } from './invoice-document.ts';
@@ -17,11 +17,24 @@ export async function loadDocumentView(
 ): Promise<{ view: InvoiceDocumentView; buyerEmail: string | null; documentSha256: Buffer; externalReference: string | null } | undefined> {
   const row = await findInvoiceRow(sql, organizationId, invoiceId, { type: 'invoice' });
   if (!row || row.status === 'draft' || row.status === 'issuing' || !row.document_sha256) return undefined;
-  const [snap] = await sql<{ seller_snapshot: InvoiceDocumentView['seller']; buyer_snapshot: InvoiceDocumentView['buyer'] }[]>`
-    SELECT seller_snapshot, buyer_snapshot FROM invoices WHERE organization_id = ${organizationId} AND id = ${invoiceId}`;
   const current = await loadBuyer(sql, keyring, organizationId, row.customer_id);
-  const buyer: BuyerSnapshot = { ...snap!.buyer_snapshot, language: current.language, email: current.email };
-  const lines = (await loadLines(sql, [invoiceId])).get(invoiceId) ?? [];
-  const view = documentView('invoice', row.number!, row.issue_date!, row.due_date, snap!.seller_snapshot, buyer, row, lines, null);
+  const view = await frozenDocumentView(sql, organizationId, row, { language: current.language, email: current.email });
   return { view, buyerEmail: current.email, documentSha256: row.document_sha256, externalReference: row.external_reference };
+}
+
+/**
+ * An invoice's document from what its issue froze (number, dates, seller and buyer snapshots, lines); only the
+ * buyer's language and e-mail come from the caller (now, for a mail; as reserved, for the PDF of a pending issue).
+ */
+export async function frozenDocumentView(
+  sql: Queryable,
+  organizationId: string,
+  row: InvoiceRow,
+  buyerNow: Pick<BuyerSnapshot, 'language' | 'email'>,
+): Promise<InvoiceDocumentView> {
+  const [snap] = await sql<{ seller_snapshot: InvoiceDocumentView['seller']; buyer_snapshot: InvoiceDocumentView['buyer'] }[]>`
+    SELECT seller_snapshot, buyer_snapshot FROM invoices WHERE organization_id = ${organizationId} AND id = ${row.id}`;
+  const buyer: BuyerSnapshot = { ...snap!.buyer_snapshot, ...buyerNow };
+  const lines = (await loadLines(sql, [row.id])).get(row.id) ?? [];
+  return documentView('invoice', row.number!, row.issue_date!, row.due_date, snap!.seller_snapshot, buyer, row, lines, null);
 }
