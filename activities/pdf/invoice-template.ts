@@ -146,7 +146,8 @@ function cssString(text: string): string {
   return text;
 }
 
-const addressLines = (p: { street: string | null; postalCode: string | null; city: string | null; country: string | null }): string[] =>
+/** A party's address as printed lines: street, postal code and city, country; empty parts left out. */
+export const addressLines = (p: { street: string | null; postalCode: string | null; city: string | null; country: string | null }): string[] =>
   [p.street, [p.postalCode, p.city].filter(Boolean).join(' '), p.country].filter((l): l is string => !!l);
 
 interface LineModel {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import Handlebars from 'handlebars';
 import type { ReceiptDocumentView } from '../../services/payments/receipt-document.ts';
 import { formatOere } from '../../services/shared/money.ts';
-import { formatDate } from './invoice-template.ts';
+import { addressLines, formatDate } from './invoice-template.ts';
 
 /**
  * A payment's receipt as self-contained HTML, in the creditor's name (its name, address, CVR and e-mail at the top
@@ -54,8 +54,6 @@ const TEXTS = {
   },
 } as const;
 
-const addressLines = (p: { street: string | null; postalCode: string | null; city: string | null; country: string | null }): string[] =>
-  [p.street, [p.postalCode, p.city].filter(Boolean).join(' '), p.country].filter((l): l is string => !!l);
 
 /** What receipt.hbs receives: strings only. */
 export interface ReceiptTemplateModel {

@@ -120,7 +120,6 @@ export async function startPay(config: PayConfig, opts: StartPayOptions = {}): P
 
 async function main(): Promise<void> {
   const config = readConfig();
-  if (!config.databaseUrl) throw new Error('DATABASE_URL is required.');
   const pay = await startPay(config);
   pay.app.log.info({ url: pay.url, baseUrl: pay.baseUrl }, 'pay page listening');
   stopOnSignal(

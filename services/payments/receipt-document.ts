@@ -2,7 +2,7 @@ import type { PaymentOutcome, PaymentSource } from '../../contracts/payments.ts'
 import type { Keyring } from '../shared/crypto.ts';
 import type { Queryable } from '../shared/db.ts';
 import type { DocumentParty, InvoiceDocumentView } from '../invoices/invoice-document.ts';
-import { loadBuyer, loadSeller, printedSeller } from '../invoices/document-parties.ts';
+import { loadBuyer, loadSeller, printedBuyer, printedSeller } from '../invoices/document-parties.ts';
 
 /**
  * What a payment receipt shows: the creditor (as it is when the receipt is made), the payer as printed on the
@@ -13,7 +13,7 @@ export interface ReceiptDocumentView {
   paymentId: string;
   seller: InvoiceDocumentView['seller'];
   buyer: DocumentParty & { contactPerson: string | null };
-  invoice: { number: number; issueDate: string; dueDate: string | null; grossOere: number };
+  invoice: { number: number; issueDate: string; grossOere: number };
   payment: {
     amountOere: number;
     paymentDate: string;
@@ -30,18 +30,18 @@ export interface ReceiptDocumentView {
 export async function loadReceiptView(sql: Queryable, keyring: Keyring, paymentId: string): Promise<{ organizationId: string; view: ReceiptDocumentView } | undefined> {
   const [p] = await sql<{
     organization_id: string; customer_id: string; source: PaymentSource; booking_key: string; amount_oere: number; payment_date: string;
-    outcome: PaymentOutcome; surplus_oere: number; number: number; issue_date: string; due_date: string | null; gross_oere: number;
+    outcome: PaymentOutcome; surplus_oere: number; number: number; issue_date: string; gross_oere: number;
     buyer_snapshot: ReceiptDocumentView['buyer'] | null;
   }[]>`
     SELECT p.organization_id, p.customer_id, p.source, p.booking_key, p.amount_oere, p.payment_date, p.outcome, p.surplus_oere,
-           i.number, i.issue_date, i.due_date, i.gross_oere, i.buyer_snapshot
+           i.number, i.issue_date, i.gross_oere, i.buyer_snapshot
     FROM payments p JOIN invoices i ON i.organization_id = p.organization_id AND i.id = p.invoice_id
     WHERE p.id = ${paymentId}`;
   if (!p) return undefined;
   const seller = printedSeller(await loadSeller(sql, p.organization_id));
   // The customer's language now, so the receipt reads as the customer's mails do.
   const buyer = await loadBuyer(sql, keyring, p.organization_id, p.customer_id);
-  const printed = p.buyer_snapshot ?? { name: buyer.name, cvr: buyer.cvr, street: buyer.street, postalCode: buyer.postalCode, city: buyer.city, country: buyer.country, contactPerson: buyer.contactPerson };
+  const printed = p.buyer_snapshot ?? printedBuyer(buyer);
   return {
     organizationId: p.organization_id,
     view: {
@@ -49,7 +49,7 @@ export async function loadReceiptView(sql: Queryable, keyring: Keyring, paymentI
       paymentId,
       seller,
       buyer: printed,
-      invoice: { number: p.number, issueDate: p.issue_date, dueDate: p.due_date, grossOere: p.gross_oere },
+      invoice: { number: p.number, issueDate: p.issue_date, grossOere: p.gross_oere },
       payment: {
         amountOere: p.amount_oere,
         paymentDate: p.payment_date,
