@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -9,31 +8,14 @@ import { ApiKeyCache, listenForKeyChanges } from '../../services/api/plugins/aut
 import { NO_DATABASE_MESSAGE } from '../../services/admin/database-url.ts';
 import { sha256 } from '../../services/shared/crypto.ts';
 import { call, startTestApp, testDb } from '../helpers/context.ts';
+import { runScript, type Run } from '../helpers/scripts.ts';
 
 /** The operator command as an operator runs it: a separate process, judged by its stdout, stderr and exit code. */
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const NODE = join(ROOT, 'node_modules/.bin/node');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const MIGRATIONS = readdirSync(join(ROOT, 'services/db/migrations')).filter((f) => /^\d+_.+\.sql$/.test(f)).sort();
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function runScript(script: string, args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
-  return new Promise((done, fail) => {
-    const child = spawn(NODE, [script, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', fail);
-    child.on('close', (code) => done({ code, stdout, stderr }));
-  });
-}
 
 function testDatabaseUrl(): string {
   const url = process.env.TEST_DATABASE_URL;

@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { call, createTestKey, createTestOrg, startTestApp, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
+import { runScript } from '../helpers/scripts.ts';
 import type { Clock } from '../../services/shared/clock.ts';
 import { uuidv7 } from '../../services/shared/ids.ts';
 
@@ -11,21 +9,9 @@ import { uuidv7 } from '../../services/shared/ids.ts';
  * organisation's today, and the pastDue filter of the customer list, which must agree with them.
  */
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** The operator command as an operator runs it: its own process, on the tests' database. */
-function admin(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done, fail) => {
-    const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: process.env.TEST_DATABASE_URL };
-    const child = spawn(join(ROOT, 'node_modules/.bin/node'), ['services/admin/cli.ts', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', fail);
-    child.on('close', (code) => done({ code, stdout, stderr }));
-  });
-}
+const admin = (args: string[]) => runScript('services/admin/cli.ts', args, { ...process.env, DATABASE_URL: process.env.TEST_DATABASE_URL });
 
 const line = (oere: number) => ({ description: 'Ydelse', quantity: 1, unitPriceOere: oere, vatRateBps: 0, vatExemptionReason: 'ML13' });
 
