@@ -1,12 +1,13 @@
 import { Type, type Static } from 'typebox';
 import { DateTimeString, ListQuery, Nullable, Uuid } from './common.ts';
-import { EventTypeSchema, SinceParam } from './events.ts';
+import { EVENT_TYPES, EventTypeSchema, SinceParam } from './events.ts';
 
 const EventTypes = Type.Array(EventTypeSchema, {
   minItems: 1,
-  maxItems: 28,
+  // Spec 6 rule 5: 1..28, which is the whole catalogue.
+  maxItems: EVENT_TYPES.length,
   uniqueItems: true,
-  description: 'Event types this endpoint receives: 1..28 distinct values from the catalogue',
+  description: `Event types this endpoint receives: 1..${EVENT_TYPES.length} distinct values from the catalogue`,
 });
 const Description = Nullable(Type.String({ maxLength: 200 }));
 

@@ -1,7 +1,8 @@
+import type { EVENT_FAMILIES } from '../../contracts/events.ts';
 import type { Queryable } from '../shared/db.ts';
 import { uuidv7 } from '../shared/ids.ts';
 
-export type EventFamily = 'invoice' | 'payment' | 'customer' | 'subscription' | 'sag';
+export type EventFamily = (typeof EVENT_FAMILIES)[number];
 
 /**
  * Appends an event to the log in the caller's transaction, so it exists exactly when the change it reports does.
