@@ -19,7 +19,8 @@ export interface BookPaymentInput {
    */
   bookingKey: string;
   amountOere: number;
-  paymentDate: string;
+  /** The day the money was received; left out: the organisation's today, read with the invoice (a provider's payment). */
+  paymentDate?: string;
 }
 
 export interface BookedPayment {
@@ -71,10 +72,11 @@ export async function bookPayment(
     SELECT ${sql(PAYMENT_COLUMNS)} FROM payments
     WHERE organization_id = ${organizationId} AND source = ${input.source} AND booking_key = ${input.bookingKey}`.execute();
   const [[locked], [row], [earlier], today] = await Promise.all([lockQuery, rowQuery, earlierQuery, deps.clock.today(organizationId)]);
+  const paymentDate = input.paymentDate ?? today;
   if (earlier) {
     // The key booked a payment before. The same request (invoice, amount, date) gets that payment back, with the
     // invoice as it is now; anything else under the key is a different payment, which needs a key of its own.
-    const same = earlier.invoice_id === invoiceId.toLowerCase() && earlier.amount_oere === input.amountOere && earlier.payment_date === input.paymentDate;
+    const same = earlier.invoice_id === invoiceId.toLowerCase() && earlier.amount_oere === input.amountOere && earlier.payment_date === paymentDate;
     if (!same || !row) conflict();
     return { payment: toPayment(earlier), invoice: toInvoice(row), outcome: earlier.outcome, replayed: true };
   }
@@ -83,8 +85,8 @@ export async function bookPayment(
   if (row.status === 'draft' || row.status === 'issuing') {
     throw new DomainError('invoice_not_issued', 'Payments can only be registered on an issued invoice.');
   }
-  if (input.paymentDate > today) {
-    throw new DomainError('payment_date_in_future', `The payment date ${input.paymentDate} is after today (${today}).`, {
+  if (paymentDate > today) {
+    throw new DomainError('payment_date_in_future', `The payment date ${paymentDate} is after today (${today}).`, {
       details: [{ path: '/paymentDate', message: `must not be after ${today}` }],
     });
   }
@@ -100,7 +102,7 @@ export async function bookPayment(
   const insertPayment = sql<PaymentRow[]>`
       INSERT INTO payments (id, organization_id, invoice_id, customer_id, source, booking_key, amount_oere, payment_date, outcome, surplus_oere)
       VALUES (${id}, ${organizationId}, ${row.id}, ${row.customer_id}, ${input.source}, ${input.bookingKey}, ${input.amountOere},
-              ${input.paymentDate}, ${settlement.outcome}, ${settlement.surplusOere})
+              ${paymentDate}, ${settlement.outcome}, ${settlement.surplusOere})
       RETURNING ${sql(PAYMENT_COLUMNS)}`.execute();
   const updateInvoice = sql<{ updated_at: Date }[]>`
       UPDATE invoices SET status = ${status}, updated_at = now()
@@ -117,7 +119,7 @@ export async function bookPayment(
       data: {
         invoiceId: row.id,
         amountOere: input.amountOere,
-        paymentDate: input.paymentDate,
+        paymentDate,
         source: input.source,
         externalReference: row.external_reference,
       },
@@ -141,7 +143,7 @@ export async function bookPayment(
     recordTimeline(sql, organizationId, row.id, 'payment', {
       paymentId: id,
       amountOere: input.amountOere,
-      paymentDate: input.paymentDate,
+      paymentDate,
       source: input.source,
       outcome: settlement.outcome,
     }),
@@ -159,7 +161,7 @@ export async function bookPayment(
   if (updatedAt) {
     const payment: Payment = toPayment({
       id, invoice_id: row.id, customer_id: row.customer_id, source: input.source, booking_key: input.bookingKey,
-      amount_oere: input.amountOere, payment_date: input.paymentDate, outcome: settlement.outcome,
+      amount_oere: input.amountOere, payment_date: paymentDate, outcome: settlement.outcome,
       surplus_oere: settlement.surplusOere, created_at: updatedAt,
     });
     return { payment, invoice: invoiceAfter(updatedAt), outcome: settlement.outcome, replayed: false, written };

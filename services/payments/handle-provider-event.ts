@@ -84,7 +84,6 @@ export async function handleProviderEvent(tx: Tx, deps: { clock: Clock }, provid
       source: event.method,
       bookingKey: event.providerPaymentId,
       amountOere: event.amountOere,
-      paymentDate: await deps.clock.today(session.organization_id),
     });
     paymentId = booked.payment.id;
     effect = booked.replayed ? 'already_booked' : 'booked';
