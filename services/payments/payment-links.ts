@@ -48,6 +48,8 @@ interface LinkRow {
   created_at: Date;
 }
 
+const LINK_COLUMNS = ['invoice_id', 'organization_id', 'reference', 'payment_code', 'created_at'] as const;
+
 export function toPaymentLink(row: LinkRow, payBaseUrl: string): PaymentLink {
   return {
     invoiceId: row.invoice_id,
@@ -71,7 +73,7 @@ export async function getOrCreatePaymentLink(sql: Queryable, organizationId: str
   }
   for (let attempt = 0; attempt < 5; attempt++) {
     const [existing] = await sql<LinkRow[]>`
-      SELECT invoice_id, organization_id, reference, payment_code, created_at FROM payment_links
+      SELECT ${sql(LINK_COLUMNS)} FROM payment_links
       WHERE organization_id = ${organizationId} AND invoice_id = ${invoice.id}`;
     if (existing) return toPaymentLink(existing, payBaseUrl);
     // No conflict target: a concurrent first request for this invoice wins (we then read its link), and so does a
@@ -80,7 +82,7 @@ export async function getOrCreatePaymentLink(sql: Queryable, organizationId: str
       INSERT INTO payment_links (invoice_id, organization_id, reference, payment_code)
       VALUES (${invoice.id}, ${organizationId}, ${newReference()}, ${newPaymentCode()})
       ON CONFLICT DO NOTHING
-      RETURNING invoice_id, organization_id, reference, payment_code, created_at`;
+      RETURNING ${sql(LINK_COLUMNS)}`;
     if (created) return toPaymentLink(created, payBaseUrl);
   }
   throw new Error(`could not create a payment link for invoice ${invoice.id} in 5 attempts`);
@@ -94,8 +96,8 @@ export async function findPaymentLink(
   const [row] =
     'reference' in by
       ? isReference(by.reference)
-        ? await sql<LinkRow[]>`SELECT invoice_id, organization_id, reference, payment_code, created_at FROM payment_links WHERE reference = ${by.reference}`
+        ? await sql<LinkRow[]>`SELECT ${sql(LINK_COLUMNS)} FROM payment_links WHERE reference = ${by.reference}`
         : []
-      : await sql<LinkRow[]>`SELECT invoice_id, organization_id, reference, payment_code, created_at FROM payment_links WHERE payment_code = ${by.code}`;
+      : await sql<LinkRow[]>`SELECT ${sql(LINK_COLUMNS)} FROM payment_links WHERE payment_code = ${by.code}`;
   return row ? { organizationId: row.organization_id, invoiceId: row.invoice_id, reference: row.reference, paymentCode: formatPaymentCode(row.payment_code) } : undefined;
 }
