@@ -205,6 +205,13 @@ describe('pay service', () => {
       assert.ok(first.checkout_url.startsWith('http://pay.test/test-provider/checkout/'));
       const again = await checkout(inv.reference);
       assert.equal(again.id, first.id, 'the same checkout while nothing changed');
+      // Another payment method, or another language, is another checkout with the provider.
+      const wallet = await checkout(inv.reference, 'mobilepay');
+      assert.notEqual(wallet.id, first.id);
+      const english = await form(`/p/${inv.reference}/checkout`, { method: 'card', lang: 'en' });
+      assert.equal(english.statusCode, 303);
+      const [en] = await sql()<{ id: string }[]>`SELECT id FROM checkout_sessions WHERE checkout_url = ${english.headers.location as string}`;
+      assert.ok(en && en.id !== first.id && en.id !== wallet.id, 'a checkout of its own for English');
       // A payment in between: the next checkout is for what is left.
       await call(api.app, 'POST', `/v1/invoices/${inv.id}/payments`, { key: org.apiKey, body: { amountOere: 30_000, paymentDate: copenhagenToday(new Date()) } });
       const later = await checkout(inv.reference);
