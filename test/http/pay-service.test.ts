@@ -224,6 +224,27 @@ describe('pay service', () => {
       assert.match(providerPage.body, /Testtilstand: der trækkes ingen penge\./);
     });
 
+    it('a provider that cannot open a checkout: 502, the invoice page with a notice, and nothing open left behind', async () => {
+      const inv = await linked(7_000);
+      // The provider is a stand-in for a third party: its outage is simulated on its side of the port.
+      const provider = pay.provider.provider;
+      const working = Object.getOwnPropertyDescriptor(provider, 'createCheckout')!;
+      provider.createCheckout = () => Promise.reject(new Error('connect ECONNREFUSED provider'));
+      try {
+        const res = await form(`/p/${inv.reference}/checkout`, { method: 'card', lang: 'en' });
+        assert.equal(res.statusCode, 502);
+        assert.match(res.body, /The payment provider is not answering right now\. No money has been taken\./);
+        assert.match(res.body, new RegExp(`Invoice no\\. ${inv.number}`));
+      } finally {
+        Object.defineProperty(provider, 'createCheckout', working);
+      }
+      const [open] = await sql()`SELECT 1 FROM checkout_sessions s JOIN payment_links l ON l.invoice_id = s.invoice_id
+                                 WHERE l.reference = ${inv.reference} AND s.checkout_url IS NOT NULL`;
+      assert.equal(open, undefined, 'no checkout a customer could be sent to');
+      // The provider answers again: the next click opens one.
+      assert.ok((await checkout(inv.reference)).checkout_url);
+    });
+
     it('a settled invoice opens no checkout: the click leads back to the invoice page', async () => {
       const inv = await linked(5_000);
       await call(api.app, 'POST', `/v1/invoices/${inv.id}/payments`, { key: org.apiKey, body: { amountOere: 5_000, paymentDate: copenhagenToday(new Date()) } });
