@@ -32,7 +32,8 @@ export const VatExemptionReason = Type.Union(
 
 export const ListQuery = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Page size, 1..200' })),
-  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, description: 'Opaque cursor from meta.nextCursor' })),
+  // No length bounds: any text that is not a cursor this API issued (empty, overlong, edited) is 400 invalid_cursor.
+  cursor: Type.Optional(Type.String({ description: 'Opaque cursor from meta.nextCursor; anything else is 400 invalid_cursor' })),
 };
 
 export const IdParam = (name: string) => Type.Object({ [name]: Uuid }, { additionalProperties: false });

@@ -12,7 +12,7 @@ import type { Wakeups } from '../clock/wakeups.ts';
 import type { Resolver } from '../webhooks/url-policy.ts';
 import { trackingRoutes } from './routes/tracking.ts';
 import { DomainError } from '../shared/errors.ts';
-import { clientErrorHandler, findNul, frameworkErrorHandler, registerErrorHandling } from './plugins/errors.ts';
+import { clientErrorHandler, findNul, frameworkErrorHandler, pointerToken, registerErrorHandling } from './plugins/errors.ts';
 import { ApiKeyCache, createAuthenticate } from './plugins/auth.ts';
 import { createRateLimiter } from './plugins/rate-limit.ts';
 import { isMutating, requireIdempotencyKey } from './idempotency.ts';
@@ -117,8 +117,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return503OnClosing: false,
     // One log line per request (written in onResponse), not Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
-    // Long path ids reach the use case and get the resource's own 404 rather than a router error.
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
+    // Long path ids (any Node's 16 KiB header limit lets through) reach the use case and get the resource's own 404
+    // rather than a router error.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 16_384 },
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
   });
@@ -134,7 +135,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     let parsed: unknown;
     try {
       parsed = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
-    } catch {
+    } catch (err) {
+      // Valid JSON with a `__proto__` (or `constructor.prototype`) property is refused as content, not as syntax.
+      const forbidden = err instanceof SyntaxError && err.message === FORBIDDEN_PROTOTYPE ? forbiddenPropertyPath(text) : undefined;
+      if (forbidden !== undefined) {
+        return done(new DomainError('validation_failed', 'Property names "__proto__" and "constructor.prototype" are not accepted.', {
+          details: [{ path: forbidden, message: 'is not an accepted property name' }],
+        }), undefined);
+      }
       return done(new DomainError('invalid_json', 'The request body is not valid JSON.'), undefined);
     }
     // No body of this API nests deeper than a few levels; a deeper one is refused before anything walks it.
@@ -212,6 +220,34 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 }
 
 const MAX_BODY_DEPTH = 32;
+
+/** secure-json-parse's message for a body it refuses because of a prototype property. */
+const FORBIDDEN_PROTOTYPE = 'Object contains forbidden prototype property';
+
+/**
+ * Where a JSON text holds a `__proto__` property, or a `constructor` object with a `prototype` property, as a JSON
+ * Pointer. JSON.parse keeps `__proto__` as an ordinary own property, so the walk sees it without any risk.
+ */
+function forbiddenPropertyPath(text: string): string | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const stack: [unknown, string][] = [[value, '']];
+  while (stack.length > 0) {
+    const [v, path] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    for (const [k, child] of Object.entries(v as Record<string, unknown>)) {
+      const at = `${path}/${pointerToken(k)}`;
+      if (k === '__proto__') return at;
+      if (k === 'constructor' && child !== null && typeof child === 'object' && Object.hasOwn(child, 'prototype')) return `${at}/prototype`;
+      stack.push([child, at]);
+    }
+  }
+  return undefined;
+}
 
 
 /** Whether a parsed JSON value nests objects or arrays deeper than `max`; iterative, so no depth can overflow it. */

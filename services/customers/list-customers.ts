@@ -22,7 +22,7 @@ export async function listCustomers(
   if (q.pastDue !== undefined) filters.push(q.pastDue);
   const scope: CursorScope = { organizationId, list: 'customers', filters };
   if (q.pastDue !== undefined && today === undefined) throw new Error('listCustomers: the pastDue filter needs the organisation\'s today');
-  const after = q.cursor ? (decodeCursor(keyring, scope, q.cursor)[0] as string) : null;
+  const after = q.cursor !== undefined ? (decodeCursor(keyring, scope, q.cursor)[0] as string) : null;
   const rows = await sql<CustomerRow[]>`
     SELECT ${sql(CUSTOMER_COLUMNS)}, cpr_enc IS NOT NULL AS has_cpr
     FROM customers

@@ -15,7 +15,7 @@ export async function listDepartments(
   await assertCustomerExists(sql, organizationId, customerId);
   const limit = q.limit ?? 50;
   const scope: CursorScope = { organizationId, list: 'departments', filters: [customerId] };
-  const after = q.cursor ? (decodeCursor(keyring, scope, q.cursor) as [number, string, string]) : null;
+  const after = q.cursor !== undefined ? (decodeCursor(keyring, scope, q.cursor) as [number, string, string]) : null;
   const rows = await sql<DepartmentRow[]>`
     SELECT ${sql(DEPARTMENT_COLUMNS)} FROM departments
     WHERE organization_id = ${organizationId} AND customer_id = ${customerId} AND deleted_at IS NULL

@@ -24,7 +24,7 @@ export async function listEvents(
 ): Promise<{ items: EventEnvelope[]; nextCursor: string | null }> {
   const limit = q.limit ?? 50;
   const scope: CursorScope = { organizationId, list: 'events', filters: [q.since ?? null, q.type ?? null] };
-  const after = q.cursor ? (decodeCursor(keyring, scope, q.cursor)[0] as string) : null;
+  const after = q.cursor !== undefined ? (decodeCursor(keyring, scope, q.cursor)[0] as string) : null;
   const since = q.since !== undefined ? sinceInstant(q.since) : null;
   const rows = await sql<EventRow[]>`
     SELECT ${sql(EVENT_COLUMNS)}

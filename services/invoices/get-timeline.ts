@@ -26,7 +26,7 @@ export async function getTimeline(
   if (!row) throw notFound('invoice_not_found', 'invoice');
   const limit = q.limit ?? 50;
   const scope: CursorScope = { organizationId, list: 'invoice-timeline', filters: [row.id] };
-  const after = q.cursor ? decodeCursor(keyring, scope, q.cursor) : null;
+  const after = q.cursor !== undefined ? decodeCursor(keyring, scope, q.cursor) : null;
   const rows = await sql<{ id: string; code: string; at: Date; at_key: string; data: Record<string, unknown> }[]>`
     SELECT id, code, at, at::text AS at_key, data FROM invoice_timeline
     WHERE organization_id = ${organizationId} AND invoice_id = ${row.id}

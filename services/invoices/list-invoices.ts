@@ -21,7 +21,7 @@ export async function listInvoices(
     list: type === 'invoice' ? 'invoices' : 'creditnotes',
     filters: [q.status ?? null, q.customerId ?? null, q.externalReference ?? null],
   };
-  const after = q.cursor ? (decodeCursor(keyring, scope, q.cursor)[0] as string) : null;
+  const after = q.cursor !== undefined ? (decodeCursor(keyring, scope, q.cursor)[0] as string) : null;
   const statuses = q.status === 'draft' ? ['draft', 'issuing'] : q.status ? [q.status] : null;
   const rows = await sql<InvoiceRow[]>`
     SELECT ${invoiceSelect(sql)} FROM invoices i

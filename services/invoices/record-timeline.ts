@@ -13,8 +13,10 @@ export async function recordTimeline(
   invoiceId: string,
   code: TimelineCode,
   data: Record<string, unknown> = {},
+  /** When it happened, if not at the transaction's start (a payment: the moment it was booked under the invoice's lock). */
+  at?: Date,
 ): Promise<void> {
   await sql`
-    INSERT INTO invoice_timeline (id, organization_id, invoice_id, code, data)
-    VALUES (${uuidv7()}, ${organizationId}, ${invoiceId}, ${code}, ${sql.json(data as never)})`;
+    INSERT INTO invoice_timeline (id, organization_id, invoice_id, code, data, at)
+    VALUES (${uuidv7()}, ${organizationId}, ${invoiceId}, ${code}, ${sql.json(data as never)}, ${at ?? sql`now()`})`;
 }

@@ -3,7 +3,7 @@ import type { Payment, PaymentOutcome, PaymentSource } from '../../contracts/pay
 import type { Clock } from '../shared/clock.ts';
 import type { Queryable } from '../shared/db.ts';
 import { DomainError, notFound } from '../shared/errors.ts';
-import { isUuid, uuidv7 } from '../shared/ids.ts';
+import { isUuid, uuidv7, uuidv7Time } from '../shared/ids.ts';
 import { recordEvent } from '../events/record-event.ts';
 import { invoiceSelect, toInvoice, type InvoiceRow } from '../invoices/invoice-queries.ts';
 import { recordTimeline } from '../invoices/record-timeline.ts';
@@ -92,17 +92,22 @@ export async function bookPayment(
   }
 
   const settlement = settlePayment(toInvoice(row).balanceOere, input.amountOere);
+  // Registered now, under the invoice's lock: the id and createdAt (and the timeline entry) carry this one moment,
+  // so lists newest first by id are newest first by registration time, and concurrent payments on one invoice appear
+  // in the order they were booked (the transaction's start time would not: a transaction that waited for the lock
+  // started earlier than the one it waited for).
   const id = uuidv7();
+  const registeredAt = uuidv7Time(id);
   const status = settlement.settles ? 'paid' : row.status;
   // Deferred, the writes travel with the caller's response store (before its COMMIT), and the answer is built without their
-  // results: every now() they write (updated_at, created_at) is the transaction's timestamp, which the caller knows.
+  // results: the now() they write (the invoice's updated_at) is the transaction's timestamp, which the caller knows.
   const updatedAt = opts.deferWrites ? opts.deferWrites.now : undefined;
   // A booking key used meanwhile on another invoice (the key was free when looked up under this invoice's lock)
   // violates the unique index: the statement fails, the transaction rolls back, and the caller is told it conflicts.
   const insertPayment = sql<PaymentRow[]>`
-      INSERT INTO payments (id, organization_id, invoice_id, customer_id, source, booking_key, amount_oere, payment_date, outcome, surplus_oere)
+      INSERT INTO payments (id, organization_id, invoice_id, customer_id, source, booking_key, amount_oere, payment_date, outcome, surplus_oere, created_at)
       VALUES (${id}, ${organizationId}, ${row.id}, ${row.customer_id}, ${input.source}, ${input.bookingKey}, ${input.amountOere},
-              ${paymentDate}, ${settlement.outcome}, ${settlement.surplusOere})
+              ${paymentDate}, ${settlement.outcome}, ${settlement.surplusOere}, ${registeredAt})
       RETURNING ${sql(PAYMENT_COLUMNS)}`.execute();
   const updateInvoice = sql<{ updated_at: Date }[]>`
       UPDATE invoices SET status = ${status}, updated_at = now()
@@ -146,7 +151,7 @@ export async function bookPayment(
       paymentDate,
       source: input.source,
       outcome: settlement.outcome,
-    }),
+    }, registeredAt),
   ];
   // Settled together. The booking key taken meanwhile is the answer whichever failure arrives first: the other
   // statements then fail only because it aborted the transaction.
@@ -162,7 +167,7 @@ export async function bookPayment(
     const payment: Payment = toPayment({
       id, invoice_id: row.id, customer_id: row.customer_id, source: input.source, booking_key: input.bookingKey,
       amount_oere: input.amountOere, payment_date: paymentDate, outcome: settlement.outcome,
-      surplus_oere: settlement.surplusOere, created_at: updatedAt,
+      surplus_oere: settlement.surplusOere, created_at: registeredAt,
     });
     return { payment, invoice: invoiceAfter(updatedAt), outcome: settlement.outcome, replayed: false, written };
   }

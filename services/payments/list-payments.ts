@@ -20,7 +20,7 @@ export async function listPayments(
   const scope: CursorScope = invoiceId
     ? { organizationId, list: 'invoice-payments', filters: [invoiceId.toLowerCase()] }
     : { organizationId, list: 'payments', filters: [] };
-  const after = q.cursor ? (decodeCursor(keyring, scope, q.cursor)[0] as string) : null;
+  const after = q.cursor !== undefined ? (decodeCursor(keyring, scope, q.cursor)[0] as string) : null;
   const rows = await sql<PaymentRow[]>`
     SELECT ${sql(PAYMENT_COLUMNS)} FROM payments
     WHERE organization_id = ${organizationId}

@@ -13,7 +13,7 @@ export async function listAccounts(
 ): Promise<{ items: Account[]; nextCursor: string | null }> {
   const limit = q.limit ?? 50;
   const scope: CursorScope = { organizationId, list: 'sales_accounts', filters: [q.active ?? null] };
-  const after = q.cursor ? (decodeCursor(keyring, scope, q.cursor) as [string, string]) : null;
+  const after = q.cursor !== undefined ? (decodeCursor(keyring, scope, q.cursor) as [string, string]) : null;
   const rows = await sql<AccountRow[]>`
     SELECT ${sql(ACCOUNT_COLUMNS)}
     FROM sales_accounts

@@ -16,7 +16,7 @@ export async function listProducts(
 ): Promise<{ items: Product[]; nextCursor: string | null }> {
   const limit = q.limit ?? 50;
   const scope: CursorScope = { organizationId, list: 'products', filters: [q.sku ?? null, q.active ?? null] };
-  const after = q.cursor ? (decodeCursor(keyring, scope, q.cursor)[0] as string) : null;
+  const after = q.cursor !== undefined ? (decodeCursor(keyring, scope, q.cursor)[0] as string) : null;
   const rows = await sql<ProductRow[]>`
     SELECT ${sql(PRODUCT_COLUMNS)}
     FROM products

@@ -53,7 +53,7 @@ export async function listEndpoints(
 ): Promise<{ items: WebhookEndpoint[]; nextCursor: string | null }> {
   const limit = q.limit ?? 50;
   const scope: CursorScope = { organizationId, list: 'webhook-endpoints', filters: [] };
-  const after = q.cursor ? (decodeCursor(keyring, scope, q.cursor)[0] as string) : null;
+  const after = q.cursor !== undefined ? (decodeCursor(keyring, scope, q.cursor)[0] as string) : null;
   const rows = await sql<EndpointRow[]>`
     SELECT ${sql(ENDPOINT_COLUMNS)} FROM webhook_endpoints
     WHERE organization_id = ${organizationId} ${after ? sql`AND id < ${after}` : sql``}

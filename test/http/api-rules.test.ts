@@ -96,6 +96,23 @@ describe('API rules', () => {
       assert.equal(res.body.error.code, 'invalid_json');
     });
 
+    it('400 validation_failed, not invalid_json, for valid JSON with a __proto__ or constructor.prototype property', async () => {
+      const cases: [string, string][] = [
+        ['{"type":"person","name":"x","__proto__":{}}', '/__proto__'],
+        ['{"type":"person","name":"x","metadata":{"__proto__":"x"}}', '/metadata/__proto__'],
+        ['{"type":"person","name":"x","constructor":{"prototype":{}}}', '/constructor/prototype'],
+      ];
+      for (const [body, path] of cases) {
+        const res = await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body });
+        assert.equal(res.status, 400, body);
+        assert.equal(res.body.error.code, 'validation_failed', body);
+        assert.deepEqual(res.body.error.details, [{ path, message: 'is not an accepted property name' }], body);
+      }
+      const plain = await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: '{"type":"person","name":"x","metadata":{"constructor":"y"}}' });
+      assert.equal(plain.status, 201);
+      assert.deepEqual(plain.body.data.metadata, { constructor: 'y' });
+    });
+
     it('400 validation_failed with JSON Pointer details for a schema violation', async () => {
       const res = await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: { type: 'person', name: 7, extra: true } });
       assert.equal(res.status, 400);

@@ -148,7 +148,7 @@ describe('customers', () => {
     });
 
     it('answers 404 customer_not_found for an unknown or malformed id', async () => {
-      for (const id of ['0190a8a0-0000-7000-8000-000000000000', 'not-a-uuid']) {
+      for (const id of ['0190a8a0-0000-7000-8000-000000000000', 'not-a-uuid', 'a'.repeat(5000)]) {
         const res = await call(t.app, 'PATCH', `/v1/customers/${id}`, { key: org.apiKey, body: { name: 'X' } });
         assert.equal(res.status, 404);
         assert.equal(res.body.error.code, 'customer_not_found');

@@ -72,6 +72,8 @@ describe('cursor pagination', () => {
       ['another spelling', `${cursor}=`],
       ['made up', 'bm90LWEtY3Vyc29y'],
       ['offset-like', '50'],
+      ['empty', ''],
+      ['overlong', `${cursor}${'A'.repeat(4000)}`],
     ];
     for (const [what, c] of attempts) {
       const res = await call(t.app, 'GET', `/v1/customers?limit=2&cursor=${encodeURIComponent(c)}`, { key: org.apiKey });

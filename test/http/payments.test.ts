@@ -291,6 +291,17 @@ describe('payments', () => {
       const read = (await call(t.app, 'GET', `/v1/invoices/${inv.id}`, { key: org.apiKey })).body.data;
       assert.deepEqual([read.status, read.paidOere, read.balanceOere], ['paid', gross, 0]);
       assert.deepEqual((await eventsOf(inv.id)).map((e) => [e.type, e.sekvensnummer]), [['invoice.issued', 1], ['invoice.paid', 2]]);
+
+      // Newest first is booking order reversed, by id and by createdAt alike; the timeline tells it in booking order.
+      const balanceAfter = new Map(results.map((r) => [r.body.meta.paymentId as string, r.body.data.balanceOere as number]));
+      const listed = (await call(t.app, 'GET', `/v1/invoices/${inv.id}/payments`, { key: org.apiKey })).body.data as { id: string; createdAt: string }[];
+      const booked = [...listed].reverse();
+      assert.deepEqual(booked.map((p) => balanceAfter.get(p.id)), [...balances].sort((a, b) => b - a), 'oldest first, each booking lowers the balance');
+      assert.deepEqual(booked.map((p) => p.createdAt), booked.map((p) => p.createdAt).sort(), 'createdAt follows booking order');
+      const timeline = (await call(t.app, 'GET', `/v1/invoices/${inv.id}/timeline?limit=50`, { key: org.apiKey })).body.data as { code: string; at: string; data: { paymentId?: string } }[];
+      const paymentEntries = timeline.filter((e) => e.code === 'payment');
+      assert.deepEqual(paymentEntries.map((e) => e.data.paymentId), booked.map((p) => p.id));
+      assert.deepEqual(paymentEntries.map((e) => e.at), booked.map((p) => p.createdAt));
     });
 
     it('20 parallel equal payments worth twice the gross: 9 partial, 1 paid_in_full, 10 registered, balance −gross', async () => {

@@ -19,7 +19,7 @@ export function sendError(req: FastifyRequest, reply: FastifyReply, err: DomainE
   return reply.code(err.status).send(errorBody(req, err));
 }
 
-const pointerToken = (name: string): string => name.replace(/~/g, '~0').replace(/\//g, '~1');
+export const pointerToken = (name: string): string => name.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /** Turns AJV's errors into `[{path, message}]` with JSON Pointers to the offending value, one per place. */
 export function validationDetails(errors: ErrorObject[], part: string): ErrorDetail[] {
