@@ -13,11 +13,19 @@ export const TestClock = Type.Object(
 );
 export type TestClock = Static<typeof TestClock>;
 
-export const TestClockAdvance = Type.Union(
-  [
-    Type.Object({ to: DateTimeString }, { additionalProperties: false }),
-    Type.Object({ days: Type.Integer({ minimum: 1, maximum: 3650 }) }, { additionalProperties: false }),
-  ],
-  { title: 'TestClockAdvance', description: 'Either `{to}` (an instant, never earlier than the clock) or `{days}` (1..3650)' },
+// One object with both fields optional and exactly one present, rather than a union: a bad `days` is then reported at
+// /days with its bound, not as a missing `to`.
+export const TestClockAdvance = Type.Object(
+  {
+    to: Type.Optional(DateTimeString),
+    days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650 })),
+  },
+  {
+    additionalProperties: false,
+    minProperties: 1,
+    maxProperties: 1,
+    title: 'TestClockAdvance',
+    description: 'Exactly one of `{to}` (an instant, never earlier than the clock) or `{days}` (1..3650)',
+  },
 );
 export type TestClockAdvance = Static<typeof TestClockAdvance>;

@@ -4,6 +4,9 @@ import type { Tx } from '../shared/db.ts';
 import { DomainError } from '../shared/errors.ts';
 import { DAY_MS } from './business-clock.ts';
 
+const CLOCK_LIMIT = '9999-12-01T00:00:00.000Z';
+const CLOCK_LIMIT_MS = Date.parse(CLOCK_LIMIT);
+
 /** The clock as the API shows it. */
 export const clockView = (mode: 'live' | 'test', at: Date): TestClock => ({ mode, now: at.toISOString(), today: copenhagenToday(at) });
 
@@ -18,15 +21,17 @@ export async function advanceTestClock(tx: Tx, organizationId: string, body: Tes
     SELECT offset_ms FROM test_clocks WHERE organization_id = ${organizationId} FOR UPDATE`;
   const real = realNow();
   const current = real + row!.offset_ms;
-  const target = 'to' in body ? Date.parse(body.to) : current + body.days * DAY_MS;
+  const target = body.to !== undefined ? Date.parse(body.to) : current + body.days! * DAY_MS;
   if (target < current) {
     throw new DomainError('test_clock_backwards', `The test clock only moves forward; it is at ${new Date(current).toISOString()}.`, {
       details: [{ path: '/to', message: `must not be earlier than ${new Date(current).toISOString()}` }],
     });
   }
-  if (!Number.isSafeInteger(target - real) || target > 253402300799999) {
-    throw new DomainError('validation_failed', 'The test clock cannot move past the year 9999.', {
-      details: [{ path: 'to' in body ? '/to' : '/days', message: 'must stay before 10000-01-01' }],
+  // Real time keeps running after the advance, and every date the service writes has four digits: a month of margin
+  // keeps the organisation's today (in Copenhagen) within 9999-12-31 for a month of real time.
+  if (!Number.isSafeInteger(target - real) || target >= CLOCK_LIMIT_MS) {
+    throw new DomainError('validation_failed', `The test clock cannot move past ${CLOCK_LIMIT}.`, {
+      details: [{ path: body.to !== undefined ? '/to' : '/days', message: `must stay before ${CLOCK_LIMIT}` }],
     });
   }
   await tx`UPDATE test_clocks SET offset_ms = ${target - real}, updated_at = now() WHERE organization_id = ${organizationId}`;

@@ -69,6 +69,16 @@ describe('test clock', () => {
       assert.equal(bad.status, 400, JSON.stringify(body));
       assert.equal(bad.body.error.code, 'validation_failed');
     }
+    // A bad field is reported where it is, with its bound.
+    for (const [body, path, message] of [
+      [{ days: 0 }, '/days', 'must be >= 1'],
+      [{ days: 3651 }, '/days', 'must be <= 3650'],
+      [{ days: '1' }, '/days', 'must be integer'],
+      [{ to: 'soon' }, '/to', 'must be a valid date-time'],
+    ] as const) {
+      const bad = await advance(org, body);
+      assert.deepEqual(bad.body.error.details, [{ path, message }], JSON.stringify(body));
+    }
     // No body at all is refused the same way (never read as an advance by nothing).
     const none = await call(t.app, 'POST', '/v1/test-clock/advance', { key: org.apiKey });
     assert.equal(none.status, 400);
@@ -76,15 +86,19 @@ describe('test clock', () => {
     assert.equal((await advance(org, { days: 3650 })).status, 200);
   });
 
-  it('never moves past the year 9999 (400 on the field that would take it there), and stays where it was', async () => {
+  it('stops a month short of the year 10000 (400 on the field that would take it there), and stays where it was', async () => {
     const org = await createTestOrg({ sandbox: true });
-    assert.equal((await advance(org, { to: '9999-12-30T00:00:00Z' })).status, 200);
+    // Within an hour of 10000-01-01 in Copenhagen: real time would carry today past 9999-12-31 at once.
+    const nearEnd = await advance(org, { to: '9999-12-31T22:59:55Z' });
+    assert.equal(nearEnd.status, 400);
+    assert.deepEqual(nearEnd.body.error.details, [{ path: '/to', message: 'must stay before 9999-12-01T00:00:00.000Z' }]);
+    assert.equal((await advance(org, { to: '9999-11-30T00:00:00Z' })).status, 200);
     const tooFar = await advance(org, { days: 10 });
     assert.equal(tooFar.status, 400);
     assert.equal(tooFar.body.error.code, 'validation_failed');
-    assert.deepEqual(tooFar.body.error.details, [{ path: '/days', message: 'must stay before 10000-01-01' }]);
+    assert.deepEqual(tooFar.body.error.details, [{ path: '/days', message: 'must stay before 9999-12-01T00:00:00.000Z' }]);
     const clock = await call(t.app, 'GET', '/v1/test-clock', { key: org.apiKey });
-    assert.equal(clock.body.data.today, '9999-12-30');
+    assert.equal(clock.body.data.today, '9999-11-30');
   });
 
   it('needs settings:read to look and settings:write to advance', async () => {
