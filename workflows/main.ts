@@ -27,6 +27,7 @@ import { createRestateMailDispatch } from '../services/invoices/restate-mail-dis
 import { renderPaymentReceipt } from '../services/payments/render-receipt.ts';
 import { createRestateReceiptDispatch } from '../services/payments/receipt-dispatch.ts';
 import { sweepPendingReceipts } from '../services/payments/sweep-receipts.ts';
+import { sweepPastDue } from '../services/customers/past-due-transitions.ts';
 import { deliverWebhook, dueWakeUps, fanOutAndDeliver, type WebhookActivityDeps } from '../activities/webhooks/webhook-activities.ts';
 import { createWebhookAgents } from '../activities/webhooks/post-webhook.ts';
 import { overdueOrganizations } from '../services/webhooks/delivery-store.ts';
@@ -416,6 +417,11 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
           sweepPendingReceipts(db, receipts, { olderThanMs: RECEIPT_SWEEP_AGE_MS }).then(
             (n) => n > 0 && log('info', 'handed pending receipts on again', { count: n }),
             (err: unknown) => log('warn', 'pending-receipt sweep failed; it runs again in a minute', { err: String(err) }),
+          ),
+          // Customers crossing the past-due threshold with real time (or a changed threshold, or a late issue).
+          sweepPastDue(db, clock).then(
+            (n) => n > 0 && log('info', 'announced past-due transitions', { count: n }),
+            (err: unknown) => log('warn', 'past-due sweep failed; it runs again in a minute', { err: String(err) }),
           ),
         ]);
       // Committed events go to the engine as soon as they are committed (notification), and whatever a crash left in

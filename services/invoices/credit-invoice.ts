@@ -3,6 +3,7 @@ import type { Queryable } from '../shared/db.ts';
 import { DomainError, notFound } from '../shared/errors.ts';
 import { uuidv7 } from '../shared/ids.ts';
 import { recordEvent } from '../events/record-event.ts';
+import { reconcilePastDue } from '../customers/past-due-transitions.ts';
 import { findInvoiceRow, getInvoiceOrThrow, loadLines } from './invoice-queries.ts';
 import { loadBuyer, loadSeller } from './document-parties.ts';
 import { documentView, takeNextNumber, type IssueDeps } from './issue-invoice.ts';
@@ -89,5 +90,7 @@ export async function creditInvoice(
     data: { invoiceId, creditNoteId: id, creditNoteNumber: number, creditedOere: original.gross_oere, externalReference: original.external_reference },
   });
   await recordTimeline(sql, organizationId, invoiceId, 'credited', { creditNoteId: id, number });
+  // A credit lowers what the customer owes: it may settle a customer announced past due (customer.settled).
+  await reconcilePastDue(sql, organizationId, issueDate, [original.customer_id]);
   return getInvoiceOrThrow(sql, organizationId, id, 'creditNote');
 }

@@ -5,6 +5,7 @@ import type { Queryable } from '../shared/db.ts';
 import { DomainError, notFound } from '../shared/errors.ts';
 import { isUuid, uuidv7, uuidv7Time } from '../shared/ids.ts';
 import { recordEvent } from '../events/record-event.ts';
+import { reconcilePastDue } from '../customers/past-due-transitions.ts';
 import { invoiceSelect, toInvoice, type InvoiceRow } from '../invoices/invoice-queries.ts';
 import { recordTimeline } from '../invoices/record-timeline.ts';
 import { settlePayment } from './payment-outcome.ts';
@@ -65,7 +66,11 @@ export async function bookPayment(
   // reads, which start only once the lock is held and so see every payment committed by an earlier holder. A query
   // starts when it is first awaited, so `execute()` fixes the order here rather than the order promises settle in.
   // The organisation's today comes from the clock meanwhile.
-  const lockQuery = sql`SELECT id FROM invoices WHERE organization_id = ${organizationId} AND id = ${invoiceId} FOR UPDATE`.execute();
+  // With the lock, whether the customer was announced past due: only then can this payment be a transition (a payment
+  // never makes a customer past due), which is reconciled after the payment's writes, in this transaction.
+  const lockQuery = sql<{ id: string; customer_past_due: boolean }[]>`
+    SELECT i.id, (SELECT c.past_due FROM customers c WHERE c.organization_id = i.organization_id AND c.id = i.customer_id) AS customer_past_due
+    FROM invoices i WHERE i.organization_id = ${organizationId} AND i.id = ${invoiceId} FOR UPDATE OF i`.execute();
   const rowQuery = sql<InvoiceRow[]>`
     SELECT ${invoiceSelect(sql)} FROM invoices i WHERE i.organization_id = ${organizationId} AND i.id = ${invoiceId}`.execute();
   const earlierQuery = sql<PaymentRow[]>`
@@ -155,10 +160,11 @@ export async function bookPayment(
   ];
   // Settled together. The booking key taken meanwhile is the answer whichever failure arrives first: the other
   // statements then fail only because it aborted the transaction.
-  const written: Promise<[PaymentRow[], { updated_at: Date }[]]> = Promise.allSettled(writes).then((results) => {
+  const written: Promise<[PaymentRow[], { updated_at: Date }[]]> = Promise.allSettled(writes).then(async (results) => {
     const failures = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
     if (failures.some(bookingKeyTaken)) conflict();
     if (failures.length > 0) throw failures[0];
+    if (locked.customer_past_due) await reconcilePastDue(sql, organizationId, today, [row.customer_id]);
     return Promise.all([insertPayment, updateInvoice]);
   });
   // The row read under the lock plus this payment is the invoice as committed: no second read needed.

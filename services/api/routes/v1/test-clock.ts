@@ -6,6 +6,7 @@ import { advanceTestClock, clockView } from '../../../clock/test-clock.ts';
 import { mutate } from '../../idempotency.ts';
 import type { AppDeps } from '../../app.ts';
 import { wakeDueAfterCommit } from '../../../clock/wakeups.ts';
+import { reconcilePastDue } from '../../../customers/past-due-transitions.ts';
 
 const tags = ['Test clock'];
 
@@ -45,11 +46,13 @@ export function testClockRoutes(app: FastifyInstance, deps: AppDeps): void {
     async (req, reply) => {
       if (!req.auth.sandbox) throw new DomainError('sandbox_only', 'Only sandbox organisations have a test clock; live organisations run on real time.');
       const org = req.auth.organizationId;
-      return mutate(deps, req, reply, async (tx) => ({
-        status: 200,
-        data: await advanceTestClock(tx, org, req.body),
-        afterCommit: wakeDueAfterCommit(deps.wakeups, org, req.log),
-      }));
+      return mutate(deps, req, reply, async (tx) => {
+        const clock = await advanceTestClock(tx, org, req.body);
+        // Invoices fall due as the clock moves: customers crossing the past-due threshold (either way) are announced
+        // in this transaction, so the events are in the log when the advance answers.
+        await reconcilePastDue(tx, org, clock.today);
+        return { status: 200, data: clock, afterCommit: wakeDueAfterCommit(deps.wakeups, org, req.log) };
+      });
     },
   );
 }

@@ -1,0 +1,90 @@
+import type { Clock } from '../shared/clock.ts';
+import type { Db, Queryable } from '../shared/db.ts';
+import { recordEvent } from '../events/record-event.ts';
+import { customerBalanceRow, daysBetween, pastDueCustomerIds } from './balance-queries.ts';
+
+/**
+ * `customer.past_due` and `customer.settled` (spec 6): fired when a customer's `pastDue` (the threshold rule of the
+ * balance, balance-queries.ts) changes, and only then (rule 2: never repeatedly). `customers.past_due` holds what
+ * was last announced; a transition flips it and records the event in one transaction.
+ *
+ * What moves `pastDue`, and where it is reconciled:
+ * - a payment or a credit note can only lower what is owed: the payment's and the credit's own transaction, for a
+ *   customer announced past due (so `customer.settled` is in the log when the payment's response is);
+ * - time (invoices fall due, days accumulate): a test clock advance reconciles its organisation in its transaction;
+ *   real time, an invoice issued with a due date already passed, and a changed threshold are reconciled by the
+ *   workflows process's sweep, every minute.
+ *
+ * The customers are locked first and their state computed in a later statement, whose snapshot then holds every
+ * change committed by an earlier lock holder: two reconciliations of one customer see each other, so a transition
+ * is announced once and a stale computation cannot flip a customer back.
+ */
+export async function reconcilePastDue(
+  sql: Queryable,
+  organizationId: string,
+  today: string,
+  customerIds?: readonly string[],
+): Promise<{ pastDue: string[]; settled: string[] }> {
+  const none = { pastDue: [], settled: [] };
+  if (customerIds && customerIds.length === 0) return none;
+  const locked = await sql<{ id: string; past_due: boolean; external_reference: string | null }[]>`
+    SELECT id, past_due, external_reference FROM customers
+    WHERE organization_id = ${organizationId}
+      ${customerIds
+        ? sql`AND id IN ${sql(customerIds as string[])}`
+        : sql`AND (past_due OR id IN (${pastDueCustomerIds(sql, organizationId, today)}))`}
+    ORDER BY id
+    FOR NO KEY UPDATE`;
+  if (locked.length === 0) return none;
+  const now = new Set(
+    (await sql<{ customer_id: string }[]>`
+      SELECT p.customer_id FROM (${pastDueCustomerIds(sql, organizationId, today)}) p
+      WHERE p.customer_id IN ${sql(locked.map((c) => c.id))}`).map((r) => r.customer_id),
+  );
+  const out = { pastDue: [] as string[], settled: [] as string[] };
+  for (const c of locked) {
+    const pastDue = now.has(c.id);
+    if (pastDue === c.past_due) continue;
+    await sql`UPDATE customers SET past_due = ${pastDue} WHERE organization_id = ${organizationId} AND id = ${c.id}`;
+    const figures = await customerBalanceRow(sql, organizationId, c.id, today);
+    await recordEvent(sql, {
+      organizationId,
+      type: pastDue ? 'customer.past_due' : 'customer.settled',
+      family: 'customer',
+      entityId: c.id,
+      data: {
+        customerId: c.id,
+        asOf: today,
+        overdueOere: figures?.overdue_oere ?? 0,
+        overdueCount: figures?.overdue_count ?? 0,
+        oldestDueDate: figures?.oldest_due_date ?? null,
+        daysOverdue: figures?.oldest_due_date ? daysBetween(figures.oldest_due_date, today) : 0,
+        externalReference: c.external_reference,
+      },
+    });
+    (pastDue ? out.pastDue : out.settled).push(c.id);
+  }
+  return out;
+}
+
+/**
+ * The sweep: every organisation that has a customer announced past due, or an open invoice due before its today
+ * (real time plus its test clock), reconciled with its own today, one transaction each. Returns how many customers
+ * changed.
+ */
+export async function sweepPastDue(db: Db, clock: Clock): Promise<number> {
+  const orgs = await db.read((sql) => sql<{ id: string }[]>`
+    SELECT o.id FROM organizations o LEFT JOIN test_clocks c ON c.organization_id = o.id
+    WHERE EXISTS (SELECT 1 FROM customers cu WHERE cu.organization_id = o.id AND cu.past_due)
+       OR EXISTS (
+         SELECT 1 FROM invoices i
+         WHERE i.organization_id = o.id AND i.type = 'invoice' AND i.status IN ('issued', 'overdue', 'collections')
+           AND i.due_date < ((now() + make_interval(secs => coalesce(c.offset_ms, 0) / 1000.0)) AT TIME ZONE 'Europe/Copenhagen')::date)`);
+  let changed = 0;
+  for (const { id } of orgs) {
+    const today = await clock.today(id);
+    const r = await db.tx((tx) => reconcilePastDue(tx, id, today));
+    changed += r.pastDue.length + r.settled.length;
+  }
+  return changed;
+}

@@ -1,0 +1,136 @@
+import assert from 'node:assert/strict';
+import { call, createTestOrg, startTestApp, testClock, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
+import { sweepPastDue } from '../../services/customers/past-due-transitions.ts';
+import { copenhagenToday } from '../../services/shared/clock.ts';
+
+/**
+ * customer.past_due and customer.settled (spec 6, rule 2): fired on the transition of the balance's pastDue (default
+ * thresholds 10 000 øre and 14 days), never repeatedly; by a test clock advance, by a payment or credit note in its
+ * own transaction, and by the sweep for everything else.
+ */
+describe('customer.past_due and customer.settled', () => {
+  let t: TestApp;
+  const sql = () => testDb().db.sql;
+  const line = (oere: number) => ({ description: 'Ydelse', quantity: 1, unitPriceOere: oere, vatRateBps: 0, vatExemptionReason: 'ML13' });
+
+  before(async () => {
+    t = await startTestApp();
+  });
+  after(() => t.close());
+
+  const customer = async (org: TestOrg, externalReference: string) =>
+    (await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: { type: 'company', name: 'Skyldner A/S', externalReference } })).body.data.id as string;
+  const issue = async (org: TestOrg, customerId: string, oere: number, extra: Record<string, unknown> = {}) => {
+    const res = await call(t.app, 'POST', '/v1/invoices?issue=true', { key: org.apiKey, body: { customerId, lines: [line(oere)], ...extra } });
+    assert.equal(res.status, 201, res.raw);
+    return res.body.data as { id: string; dueDate: string };
+  };
+  const advance = async (org: TestOrg, days: number) => {
+    const res = await call(t.app, 'POST', '/v1/test-clock/advance', { key: org.apiKey, body: { days } });
+    assert.equal(res.status, 200, res.raw);
+    return res.body.data.today as string;
+  };
+  const pay = async (org: TestOrg, invoiceId: string, amountOere: number, paymentDate: string) => {
+    const res = await call(t.app, 'POST', `/v1/invoices/${invoiceId}/payments`, { key: org.apiKey, body: { amountOere, paymentDate } });
+    assert.equal(res.status, 201, res.raw);
+    return res;
+  };
+  /** The customer events of the organisation as the pull feed shows them. */
+  const customerEvents = async (org: TestOrg) => {
+    const res = await call(t.app, 'GET', '/v1/events?limit=200', { key: org.apiKey });
+    assert.equal(res.status, 200);
+    return (res.body.data as { type: string; customer?: { id: string; sekvensnummer: number }; data: Record<string, unknown> }[])
+      .filter((e) => e.type.startsWith('customer.'));
+  };
+  const balance = async (org: TestOrg, customerId: string) => (await call(t.app, 'GET', `/v1/customers/${customerId}/balance`, { key: org.apiKey })).body.data;
+
+  it('a clock advance that crosses the thresholds fires customer.past_due once; the payment that settles fires customer.settled', async () => {
+    const org = await createTestOrg();
+    const c = await customer(org, 'erp-debtor-1');
+    const inv = await issue(org, c, 30_000); // due in 14 days
+    await advance(org, 20); // 6 days overdue: below the 14 days
+    assert.deepEqual(await customerEvents(org), []);
+    const today = await advance(org, 8); // 14 days overdue
+    assert.equal((await balance(org, c)).pastDue, true);
+    const [pastDue, ...more] = await customerEvents(org);
+    assert.deepEqual(more, []);
+    assert.deepEqual(pastDue, {
+      ...pastDue,
+      type: 'customer.past_due',
+      customer: { id: c, sekvensnummer: 1 },
+      data: { customerId: c, asOf: today, overdueOere: 30_000, overdueCount: 1, oldestDueDate: inv.dueDate, daysOverdue: 14, externalReference: 'erp-debtor-1' },
+    });
+    // Never repeatedly: further time, a further advance, a partial payment that leaves it past due.
+    await advance(org, 3);
+    await pay(org, inv.id, 5_000, today);
+    assert.equal((await customerEvents(org)).length, 1);
+
+    // The payment that takes the overdue amount below 10 000 øre: settled, in the payment's own transaction.
+    const settling = await pay(org, inv.id, 20_000, today);
+    assert.equal(settling.body.meta.outcome, 'partial');
+    assert.equal((await balance(org, c)).pastDue, false);
+    const events = await customerEvents(org);
+    assert.deepEqual(events.map((e) => [e.type, e.customer!.sekvensnummer]), [['customer.past_due', 1], ['customer.settled', 2]]);
+    assert.deepEqual(events[1]!.data, {
+      customerId: c, asOf: (await balance(org, c)).asOf, overdueOere: 5_000, overdueCount: 1, oldestDueDate: inv.dueDate, daysOverdue: 17,
+      externalReference: 'erp-debtor-1',
+    });
+    // The sweep agrees: nothing further to announce for this organisation.
+    await sweepPastDue(testDb().db, testClock());
+    assert.equal((await customerEvents(org)).length, 2);
+  });
+
+  it('a credit note can settle a customer announced past due', async () => {
+    const org = await createTestOrg();
+    const c = await customer(org, 'erp-debtor-2');
+    const inv = await issue(org, c, 40_000);
+    await advance(org, 30);
+    assert.deepEqual((await customerEvents(org)).map((e) => e.type), ['customer.past_due']);
+    const credit = await call(t.app, 'POST', `/v1/invoices/${inv.id}/credit`, { key: org.apiKey, body: { reason: 'Fejlfaktureret' } });
+    assert.equal(credit.status, 201, credit.raw);
+    assert.deepEqual((await customerEvents(org)).map((e) => [e.type, e.customer!.sekvensnummer]), [['customer.past_due', 1], ['customer.settled', 2]]);
+  });
+
+  it('the sweep announces what time alone changed (an invoice issued already overdue), once', async () => {
+    const org = await createTestOrg();
+    const c = await customer(org, 'erp-debtor-3');
+    const today = copenhagenToday(await testClock().now(org.organizationId));
+    const longAgo = new Date(Date.parse(`${today}T00:00:00Z`) - 40 * 86_400_000).toISOString().slice(0, 10);
+    const inv = await issue(org, c, 25_000, { dueDate: longAgo });
+    assert.equal((await balance(org, c)).pastDue, true);
+    assert.deepEqual(await customerEvents(org), [], 'issuing announces nothing; the sweep does');
+    assert.ok((await sweepPastDue(testDb().db, testClock())) >= 1);
+    assert.deepEqual((await customerEvents(org)).map((e) => e.type), ['customer.past_due']);
+    await sweepPastDue(testDb().db, testClock());
+    assert.deepEqual((await customerEvents(org)).map((e) => e.type), ['customer.past_due'], 'a second sweep repeats nothing');
+    assert.equal(inv.dueDate, longAgo);
+  });
+
+  it('parallel payments that together settle a past-due customer announce customer.settled exactly once', async () => {
+    const org = await createTestOrg();
+    const c = await customer(org, 'erp-debtor-4');
+    const invoices = [];
+    for (let i = 0; i < 8; i++) invoices.push(await issue(org, c, 10_000));
+    const today = await advance(org, 30);
+    assert.deepEqual((await customerEvents(org)).map((e) => e.type), ['customer.past_due']);
+    // Each payment alone leaves the customer past due; all of them settle it.
+    await Promise.all(invoices.map((inv) => pay(org, inv.id, 10_000, today)));
+    assert.equal((await balance(org, c)).pastDue, false);
+    // A payment whose snapshot missed the others leaves the transition to the next reconciliation: the sweep.
+    await sweepPastDue(testDb().db, testClock());
+    await sweepPastDue(testDb().db, testClock());
+    assert.deepEqual((await customerEvents(org)).map((e) => e.type), ['customer.past_due', 'customer.settled']);
+    const [row] = await sql()<{ past_due: boolean }[]>`SELECT past_due FROM customers WHERE id = ${c}`;
+    assert.equal(row!.past_due, false);
+  });
+
+  it('thresholds that a single small invoice does not reach announce nothing', async () => {
+    const org = await createTestOrg();
+    const c = await customer(org, 'erp-debtor-5');
+    await issue(org, c, 9_999);
+    await advance(org, 60);
+    assert.equal((await balance(org, c)).pastDue, false);
+    await sweepPastDue(testDb().db, testClock());
+    assert.deepEqual(await customerEvents(org), []);
+  });
+});
