@@ -24,12 +24,14 @@ export const pointerToken = (name: string): string => name.replace(/~/g, '~0').r
 /** Turns AJV's errors into `[{path, message}]` with JSON Pointers to the offending value, one per place. */
 export function validationDetails(errors: ErrorObject[], part: string): ErrorDetail[] {
   const byPath = new Map<string, ErrorDetail>();
-  // A nullable field that got a wrong value fails both branches; "must be null" is the less useful half.
-  const placesWithOtherErrors = new Set(
-    errors.filter((e) => !(e.keyword === 'type' && (e.params as { type?: string }).type === 'null') && e.keyword !== 'anyOf').map((e) => e.instancePath),
-  );
+  // A nullable field (or any union) that got a wrong value fails every branch: "must be null" and "must match a schema
+  // in anyOf" are the less useful part when a concrete error names the place, or a place inside it
+  // (`/address/street` too long says more than `/address` must be null).
+  const isUnionNoise = (e: ErrorObject) => (e.keyword === 'type' && (e.params as { type?: string }).type === 'null') || e.keyword === 'anyOf';
+  const concretePlaces = errors.filter((e) => !isUnionNoise(e)).map((e) => e.instancePath);
+  const explainedAtOrBelow = (path: string) => concretePlaces.some((p) => p === path || p.startsWith(`${path}/`));
   for (const e of errors) {
-    if (e.keyword === 'type' && (e.params as { type?: string }).type === 'null' && placesWithOtherErrors.has(e.instancePath)) continue;
+    if (isUnionNoise(e) && explainedAtOrBelow(e.instancePath)) continue;
     let path = e.instancePath;
     let message = e.message ?? 'is invalid';
     if (e.keyword === 'required') {
