@@ -149,7 +149,13 @@ function postmasterPid(pgDir: string): number | null {
 
 async function main(): Promise<number> {
   const started = performance.now();
-  const config = readConfig();
+  let config: Config;
+  try {
+    config = readConfig();
+  } catch (e) {
+    err(`error: ${(e as Error).message}`);
+    return 1;
+  }
   const dataDir = resolve(config.dataDir);
   const logsDir = join(dataDir, 'logs');
   mkdirSync(logsDir, { recursive: true });

@@ -7,7 +7,7 @@
  */
 import { migrate } from '../db/migrate.ts';
 import { readConfig } from '../shared/config.ts';
-import { createSql, Db } from '../shared/db.ts';
+import { createSql, Db, type Sql } from '../shared/db.ts';
 import { COMMANDS, OperatorError, SELLER_DETAILS_USAGE, UsageError, type Command, type FlagKind, type Flags } from './commands.ts';
 import { resolveDatabaseUrl, unusableDatabaseMessage, type DatabaseLocation } from './database-url.ts';
 
@@ -114,7 +114,13 @@ async function main(argv: readonly string[]): Promise<number> {
     return failed((err as Error).message);
   }
 
-  const sql = createSql(location.url, { max: 1 });
+  let sql: Sql;
+  try {
+    sql = createSql(location.url, { max: 1 });
+  } catch (err) {
+    // The URL itself cannot be read (the driver parses it before connecting): a configuration error, not a fault.
+    return failed(`The database URL cannot be used: ${(err as Error).message}.`);
+  }
   const db = new Db(sql, 1);
   try {
     try {

@@ -4,6 +4,7 @@
  * requires Restate to answer and to know the workflows. `deploy/local/start.ts` runs `startApi` in its own process.
  */
 import type { FastifyInstance } from 'fastify';
+import { closeServer } from '../shared/close-server.ts';
 import { callableHost, payBaseUrl, readConfig, type Config } from '../shared/config.ts';
 import { createKeyring, type Keyring } from '../shared/crypto.ts';
 import { createSql, Db } from '../shared/db.ts';
@@ -129,9 +130,9 @@ export async function startApi(config: ApiConfig, opts: StartApiOptions = {}): P
     url: `http://${host}:${port}`,
     port,
     close() {
-      // Stop taking requests and let those in flight finish, then release the database.
+      // Stop taking requests and let those in flight finish (within a grace period), then release the database.
       closing ??= (async () => {
-        await running.close();
+        await closeServer(running);
         // The listener's connection may be gone already (a Ctrl-C in a terminal reaches PostgreSQL too); there is
         // then nothing left to unlisten.
         await stopListening().catch(() => {});

@@ -5,6 +5,7 @@
  * its own process.
  */
 import type { FastifyInstance } from 'fastify';
+import { closeServer } from '../shared/close-server.ts';
 import * as net from 'node:net';
 import { callableHost, DEFAULT_PAY_PORT, payBaseUrl, readConfig, type Config } from '../shared/config.ts';
 import type { Clock } from '../shared/clock.ts';
@@ -109,7 +110,7 @@ export async function startPay(config: PayConfig, opts: StartPayOptions = {}): P
     close() {
       closing ??= (async () => {
         provider.close();
-        await running.close();
+        await closeServer(running);
         await db.close();
         await clockSql?.end({ timeout: 5 });
       })();

@@ -362,6 +362,11 @@ describe('operator command (npm run admin)', () => {
       assert.ok(!m.stderr.includes('hunter2'));
     });
 
+    it('exits 1 with one line, no stack, for a DATABASE_URL that cannot be read', async () => {
+      const r = await admin(['create-org', '--name', 'X', '--json'], envWith('garbage'));
+      assertFailure(r, /^error: The database URL cannot be used: Invalid URL\.\n$/);
+    });
+
     describe('on a fresh database', () => {
       const names: string[] = [];
       const freshDatabase = async (): Promise<string> => {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { freePort } from '../../deploy/local/ports.ts';
 import type { RuntimeInfo } from '../../deploy/local/runtime-file.ts';
@@ -189,7 +190,13 @@ describe('npm start: the whole stack on one machine', function () {
     assert.equal(discovery.status, 200);
     assert.equal(((await discovery.json()) as { data: { organizationId: string } }).data.organizationId, org.organizationId);
 
+    // A client that sent half a request and went quiet does not hold the stop (its connection is cut after a grace).
+    const stalled = connect(port, '127.0.0.1');
+    await new Promise<void>((r) => stalled.once('connect', () => r()));
+    stalled.write('POST /v1/customers HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"type"');
+    stalled.on('error', () => {});
     const stopped = await stopStack(first);
+    stalled.destroy();
     assert.equal(stopped.code, 0);
     assert.ok(stopped.ms < 10_000, `stop took ${Math.round(stopped.ms)} ms`);
     assert.ok(isGone(pids.postgres), 'PostgreSQL still runs');
@@ -237,6 +244,20 @@ describe('npm start: the whole stack on one machine', function () {
     const [sa, sb] = await Promise.all([stopStack(a), stopStack(b)]);
     assert.deepEqual([sa.code, sb.code], [0, 0]);
     for (const r of [ra, rb]) assert.ok(isGone(r.pids.postgres!) && isGone(r.pids.restateServer!));
+  });
+
+  it('refuses a setting it cannot read with one line on stderr, before starting anything', async () => {
+    const dir = newDataDir();
+    const child = spawn(NODE, ['deploy/local/start.ts'], { env: { ...env(dir, await freePort()), PORT: 'abc' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let errText = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (errText += d.toString()));
+    const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+    assert.equal(code, 1);
+    assert.equal(out, '');
+    assert.equal(errText, 'error: PORT must be a non-negative integer, got "abc"\n');
+    assert.equal(existsSync(join(dir, 'postgres')), false);
   });
 
   it('refuses to start in production without DATA_ENCRYPTION_KEY, before starting anything', async () => {
