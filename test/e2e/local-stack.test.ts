@@ -246,14 +246,20 @@ describe('npm start: the whole stack on one machine', function () {
     for (const r of [ra, rb]) assert.ok(isGone(r.pids.postgres!) && isGone(r.pids.restateServer!));
   });
 
-  it('refuses a setting it cannot read with one line on stderr, before starting anything', async () => {
+  /** A start that is expected to fail before starting anything: its exit code and output. */
+  async function failedStart(extraEnv: NodeJS.ProcessEnv): Promise<{ dir: string; code: number | null; out: string; errText: string }> {
     const dir = newDataDir();
-    const child = spawn(NODE, ['deploy/local/start.ts'], { env: { ...env(dir, await freePort()), PORT: 'abc' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(NODE, ['deploy/local/start.ts'], { env: { ...env(dir, await freePort()), ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let errText = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (errText += d.toString()));
     const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+    return { dir, code, out, errText };
+  }
+
+  it('refuses a setting it cannot read with one line on stderr, before starting anything', async () => {
+    const { dir, code, out, errText } = await failedStart({ PORT: 'abc' });
     assert.equal(code, 1);
     assert.equal(out, '');
     assert.equal(errText, 'error: PORT must be a non-negative integer, got "abc"\n');
@@ -261,16 +267,7 @@ describe('npm start: the whole stack on one machine', function () {
   });
 
   it('refuses to start in production without DATA_ENCRYPTION_KEY, before starting anything', async () => {
-    const dir = newDataDir();
-    const child = spawn(NODE, ['deploy/local/start.ts'], {
-      env: { ...env(dir, await freePort()), NODE_ENV: 'production' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let errText = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (errText += d.toString()));
-    const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+    const { dir, code, out, errText } = await failedStart({ NODE_ENV: 'production' });
     assert.equal(code, 1);
     assert.equal(out, '');
     assert.equal(errText, 'error: DATA_ENCRYPTION_KEY is required when NODE_ENV=production (32 bytes as 64 hex characters or base64).\n');
