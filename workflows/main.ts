@@ -394,6 +394,27 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
     });
     let registration: Registration | undefined;
     let sweep: NodeJS.Timeout | undefined;
+    // Customers crossing the past-due threshold with real time (or a changed threshold, or an invoice issued already
+    // overdue) are announced by this sweep, engine or not: at start, then every minute, never two at once.
+    const pastDueLog = createJsonLog(opts.logStream ?? process.stdout, config.logLevel, 'workflows');
+    let pastDueRunning = false;
+    const runPastDueSweep = async () => {
+      if (pastDueRunning) return;
+      pastDueRunning = true;
+      try {
+        const n = await sweepPastDue(db, clock, (org, err) =>
+          pastDueLog('warn', 'past-due reconciliation of an organisation failed; it runs again in a minute', { organizationId: org, err: String(err) }),
+        );
+        if (n > 0) pastDueLog('info', 'announced past-due transitions', { count: n });
+      } catch (err) {
+        pastDueLog('warn', 'past-due sweep failed; it runs again in a minute', { err: String(err) });
+      } finally {
+        pastDueRunning = false;
+      }
+    };
+    void runPastDueSweep();
+    const pastDueSweep = setInterval(() => void runPastDueSweep(), SEND_SWEEP_INTERVAL_MS);
+    pastDueSweep.unref();
     let relay: RunningRelay | undefined;
     if (config.restateAdminUrl && config.restateIngressUrl) {
       registration = await registerDeployment(config.restateAdminUrl, endpoint.url);
@@ -417,11 +438,6 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
           sweepPendingReceipts(db, receipts, { olderThanMs: RECEIPT_SWEEP_AGE_MS }).then(
             (n) => n > 0 && log('info', 'handed pending receipts on again', { count: n }),
             (err: unknown) => log('warn', 'pending-receipt sweep failed; it runs again in a minute', { err: String(err) }),
-          ),
-          // Customers crossing the past-due threshold with real time (or a changed threshold, or a late issue).
-          sweepPastDue(db, clock).then(
-            (n) => n > 0 && log('info', 'announced past-due transitions', { count: n }),
-            (err: unknown) => log('warn', 'past-due sweep failed; it runs again in a minute', { err: String(err) }),
           ),
         ]);
       // Committed events go to the engine as soon as they are committed (notification), and whatever a crash left in
@@ -450,6 +466,7 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
       registration,
       async close() {
         if (sweep) clearInterval(sweep);
+        clearInterval(pastDueSweep);
         await relay?.close();
         await ep.close();
         await ownRenderer?.close();

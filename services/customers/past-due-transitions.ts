@@ -9,15 +9,17 @@ import { customerBalanceRow, daysBetween, pastDueCustomerIds } from './balance-q
  * was last announced; a transition flips it and records the event in one transaction.
  *
  * What moves `pastDue`, and where it is reconciled:
- * - a payment or a credit note can only lower what is owed: the payment's and the credit's own transaction, for a
- *   customer announced past due (so `customer.settled` is in the log when the payment's response is);
+ * - a payment or a credit note on an overdue invoice can only lower what is owed overdue: the payment's and the
+ *   credit's own transaction, for a customer announced past due (so `customer.settled` is in the log when the
+ *   payment's response is); one whose flag it read before a concurrent announcement leaves it to the sweep;
  * - time (invoices fall due, days accumulate): a test clock advance reconciles its organisation in its transaction;
  *   real time, an invoice issued with a due date already passed, and a changed threshold are reconciled by the
  *   workflows process's sweep, every minute.
  *
  * The customers are locked first and their state computed in a later statement, whose snapshot then holds every
  * change committed by an earlier lock holder: two reconciliations of one customer see each other, so a transition
- * is announced once and a stale computation cannot flip a customer back.
+ * is announced once. A caller's today is read before the lock; one older than the day of the customer's last
+ * announcement is not used for that customer, so a slow caller cannot undo what a later day announced.
  */
 export async function reconcilePastDue(
   sql: Queryable,
@@ -27,25 +29,31 @@ export async function reconcilePastDue(
 ): Promise<{ pastDue: string[]; settled: string[] }> {
   const none = { pastDue: [], settled: [] };
   if (customerIds && customerIds.length === 0) return none;
-  const locked = await sql<{ id: string; past_due: boolean; external_reference: string | null }[]>`
-    SELECT id, past_due, external_reference FROM customers
+  // Customers whose last announcement was for a later day are left alone: this caller's today was read before it,
+  // and computing with it could only undo that announcement (time moves overdue amounts one way).
+  const locked = await sql<{ id: string; past_due: boolean; past_due_as_of: string | null; external_reference: string | null }[]>`
+    SELECT id, past_due, past_due_as_of, external_reference FROM customers
     WHERE organization_id = ${organizationId}
       ${customerIds
-        ? sql`AND id IN ${sql(customerIds as string[])}`
+        ? sql`AND id = ANY(${customerIds as string[]}::uuid[])`
         : sql`AND (past_due OR id IN (${pastDueCustomerIds(sql, organizationId, today)}))`}
     ORDER BY id
     FOR NO KEY UPDATE`;
-  if (locked.length === 0) return none;
+  const current = locked.filter((c) => c.past_due_as_of === null || c.past_due_as_of <= today);
+  if (current.length === 0) return none;
+  // One array parameter, whatever the number of customers (a parameter each would stop at 65 534).
   const now = new Set(
     (await sql<{ customer_id: string }[]>`
       SELECT p.customer_id FROM (${pastDueCustomerIds(sql, organizationId, today)}) p
-      WHERE p.customer_id IN ${sql(locked.map((c) => c.id))}`).map((r) => r.customer_id),
+      WHERE p.customer_id = ANY(${current.map((c) => c.id)}::uuid[])`).map((r) => r.customer_id),
   );
   const out = { pastDue: [] as string[], settled: [] as string[] };
-  for (const c of locked) {
+  for (const c of current) {
     const pastDue = now.has(c.id);
     if (pastDue === c.past_due) continue;
-    await sql`UPDATE customers SET past_due = ${pastDue} WHERE organization_id = ${organizationId} AND id = ${c.id}`;
+    await sql`
+      UPDATE customers SET past_due = ${pastDue}, past_due_as_of = ${today}
+      WHERE organization_id = ${organizationId} AND id = ${c.id}`;
     const figures = await customerBalanceRow(sql, organizationId, c.id, today);
     await recordEvent(sql, {
       organizationId,
@@ -70,9 +78,9 @@ export async function reconcilePastDue(
 /**
  * The sweep: every organisation that has a customer announced past due, or an open invoice due before its today
  * (real time plus its test clock), reconciled with its own today, one transaction each. Returns how many customers
- * changed.
+ * changed; `onError` hears of an organisation whose reconciliation failed.
  */
-export async function sweepPastDue(db: Db, clock: Clock): Promise<number> {
+export async function sweepPastDue(db: Db, clock: Clock, onError: (organizationId: string, err: unknown) => void = () => {}): Promise<number> {
   const orgs = await db.read((sql) => sql<{ id: string }[]>`
     SELECT o.id FROM organizations o LEFT JOIN test_clocks c ON c.organization_id = o.id
     WHERE EXISTS (SELECT 1 FROM customers cu WHERE cu.organization_id = o.id AND cu.past_due)
@@ -82,9 +90,14 @@ export async function sweepPastDue(db: Db, clock: Clock): Promise<number> {
            AND i.due_date < ((now() + make_interval(secs => coalesce(c.offset_ms, 0) / 1000.0)) AT TIME ZONE 'Europe/Copenhagen')::date)`);
   let changed = 0;
   for (const { id } of orgs) {
-    const today = await clock.today(id);
-    const r = await db.tx((tx) => reconcilePastDue(tx, id, today));
-    changed += r.pastDue.length + r.settled.length;
+    // One organisation that fails is reported and retried on the next sweep; the others go on.
+    try {
+      const today = await clock.today(id);
+      const r = await db.tx((tx) => reconcilePastDue(tx, id, today));
+      changed += r.pastDue.length + r.settled.length;
+    } catch (err) {
+      onError(id, err);
+    }
   }
   return changed;
 }

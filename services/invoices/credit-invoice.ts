@@ -90,7 +90,9 @@ export async function creditInvoice(
     data: { invoiceId, creditNoteId: id, creditNoteNumber: number, creditedOere: original.gross_oere, externalReference: original.external_reference },
   });
   await recordTimeline(sql, organizationId, invoiceId, 'credited', { creditNoteId: id, number });
-  // A credit lowers what the customer owes: it may settle a customer announced past due (customer.settled).
-  await reconcilePastDue(sql, organizationId, issueDate, [original.customer_id]);
+  // Crediting an overdue invoice lowers what the customer owes overdue: it may settle a customer announced past due.
+  if (original.due_date !== null && original.due_date < issueDate) {
+    await reconcilePastDue(sql, organizationId, issueDate, [original.customer_id]);
+  }
   return getInvoiceOrThrow(sql, organizationId, id, 'creditNote');
 }

@@ -3,7 +3,7 @@ import type { Payment, PaymentOutcome, PaymentSource } from '../../contracts/pay
 import type { Clock } from '../shared/clock.ts';
 import type { Queryable } from '../shared/db.ts';
 import { DomainError, notFound } from '../shared/errors.ts';
-import { isUuid, uuidv7, uuidv7Time } from '../shared/ids.ts';
+import { isUuid, uuidv7 } from '../shared/ids.ts';
 import { recordEvent } from '../events/record-event.ts';
 import { reconcilePastDue } from '../customers/past-due-transitions.ts';
 import { invoiceSelect, toInvoice, type InvoiceRow } from '../invoices/invoice-queries.ts';
@@ -71,8 +71,11 @@ export async function bookPayment(
   const lockQuery = sql<{ id: string; customer_past_due: boolean }[]>`
     SELECT i.id, (SELECT c.past_due FROM customers c WHERE c.organization_id = i.organization_id AND c.id = i.customer_id) AS customer_past_due
     FROM invoices i WHERE i.organization_id = ${organizationId} AND i.id = ${invoiceId} FOR UPDATE OF i`.execute();
-  const rowQuery = sql<InvoiceRow[]>`
-    SELECT ${invoiceSelect(sql)} FROM invoices i WHERE i.organization_id = ${organizationId} AND i.id = ${invoiceId}`.execute();
+  // clock_timestamp(): the database's time when this read runs, which is after the lock is held, so payments on one
+  // invoice get increasing registration times in the order they are booked.
+  const rowQuery = sql<(InvoiceRow & { registered_at: Date })[]>`
+    SELECT ${invoiceSelect(sql)}, clock_timestamp() AS registered_at
+    FROM invoices i WHERE i.organization_id = ${organizationId} AND i.id = ${invoiceId}`.execute();
   const earlierQuery = sql<PaymentRow[]>`
     SELECT ${sql(PAYMENT_COLUMNS)} FROM payments
     WHERE organization_id = ${organizationId} AND source = ${input.source} AND booking_key = ${input.bookingKey}`.execute();
@@ -97,12 +100,12 @@ export async function bookPayment(
   }
 
   const settlement = settlePayment(toInvoice(row).balanceOere, input.amountOere);
-  // Registered now, under the invoice's lock: the id and createdAt (and the timeline entry) carry this one moment,
-  // so lists newest first by id are newest first by registration time, and concurrent payments on one invoice appear
-  // in the order they were booked (the transaction's start time would not: a transaction that waited for the lock
-  // started earlier than the one it waited for).
-  const id = uuidv7();
-  const registeredAt = uuidv7Time(id);
+  // Registered at the moment read under the invoice's lock, on the database's clock like every other timestamp: the
+  // id (time-ordered), createdAt and the timeline entry carry it, so lists newest first by id are newest first by
+  // registration time, and concurrent payments on one invoice appear in the order they were booked (the
+  // transaction's start would not do: a transaction that waited for the lock started before the one it waited for).
+  const registeredAt = row.registered_at;
+  const id = uuidv7(registeredAt.getTime());
   const status = settlement.settles ? 'paid' : row.status;
   // Deferred, the writes travel with the caller's response store (before its COMMIT), and the answer is built without their
   // results: the now() they write (the invoice's updated_at) is the transaction's timestamp, which the caller knows.
@@ -164,7 +167,10 @@ export async function bookPayment(
     const failures = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
     if (failures.some(bookingKeyTaken)) conflict();
     if (failures.length > 0) throw failures[0];
-    if (locked.customer_past_due) await reconcilePastDue(sql, organizationId, today, [row.customer_id]);
+    // Only an overdue invoice counts towards pastDue: a payment on any other cannot settle the customer.
+    if (locked.customer_past_due && row.due_date !== null && row.due_date < today) {
+      await reconcilePastDue(sql, organizationId, today, [row.customer_id]);
+    }
     return Promise.all([insertPayment, updateInvoice]);
   });
   // The row read under the lock plus this payment is the invoice as committed: no second read needed.

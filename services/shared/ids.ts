@@ -26,8 +26,5 @@ export function uuidv7(now: number = Date.now()): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
-/** The creation time a UUIDv7 carries (its first 48 bits, milliseconds since the epoch). */
-export const uuidv7Time = (id: string): Date => new Date(parseInt(id.slice(0, 8) + id.slice(9, 13), 16));
-
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isUuid = (s: string): boolean => UUID_RE.test(s);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { call, createTestOrg, startTestApp, testClock, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
-import { sweepPastDue } from '../../services/customers/past-due-transitions.ts';
+import { reconcilePastDue, sweepPastDue } from '../../services/customers/past-due-transitions.ts';
+import { daysBetween } from '../../services/customers/balance-queries.ts';
 import { copenhagenToday } from '../../services/shared/clock.ts';
 
 /**
@@ -58,7 +59,10 @@ describe('customer.past_due and customer.settled', () => {
       ...pastDue,
       type: 'customer.past_due',
       customer: { id: c, sekvensnummer: 1 },
-      data: { customerId: c, asOf: today, overdueOere: 30_000, overdueCount: 1, oldestDueDate: inv.dueDate, daysOverdue: 14, externalReference: 'erp-debtor-1' },
+      data: {
+        customerId: c, asOf: today, overdueOere: 30_000, overdueCount: 1, oldestDueDate: inv.dueDate, daysOverdue: daysBetween(inv.dueDate, today),
+        externalReference: 'erp-debtor-1',
+      },
     });
     // Never repeatedly: further time, a further advance, a partial payment that leaves it past due.
     await advance(org, 3);
@@ -71,8 +75,9 @@ describe('customer.past_due and customer.settled', () => {
     assert.equal((await balance(org, c)).pastDue, false);
     const events = await customerEvents(org);
     assert.deepEqual(events.map((e) => [e.type, e.customer!.sekvensnummer]), [['customer.past_due', 1], ['customer.settled', 2]]);
+    const asOf = events[1]!.data.asOf as string;
     assert.deepEqual(events[1]!.data, {
-      customerId: c, asOf: (await balance(org, c)).asOf, overdueOere: 5_000, overdueCount: 1, oldestDueDate: inv.dueDate, daysOverdue: 17,
+      customerId: c, asOf, overdueOere: 5_000, overdueCount: 1, oldestDueDate: inv.dueDate, daysOverdue: daysBetween(inv.dueDate, asOf),
       externalReference: 'erp-debtor-1',
     });
     // The sweep agrees: nothing further to announce for this organisation.
@@ -122,6 +127,20 @@ describe('customer.past_due and customer.settled', () => {
     assert.deepEqual((await customerEvents(org)).map((e) => e.type), ['customer.past_due', 'customer.settled']);
     const [row] = await sql()<{ past_due: boolean }[]>`SELECT past_due FROM customers WHERE id = ${c}`;
     assert.equal(row!.past_due, false);
+  });
+
+  it('a reconciliation with a today older than the last announcement changes nothing (a slow caller cannot undo it)', async () => {
+    const org = await createTestOrg();
+    const c = await customer(org, 'erp-debtor-6');
+    const inv = await issue(org, c, 30_000);
+    const before = await advance(org, 1); // a day on which the invoice is not yet overdue
+    await advance(org, 30);
+    assert.deepEqual((await customerEvents(org)).map((e) => e.type), ['customer.past_due']);
+    // A caller that read "today" before the advance reconciles only now: on that day the invoice was not overdue.
+    const stale = await testDb().db.tx((tx) => reconcilePastDue(tx, org.organizationId, before, [c]));
+    assert.deepEqual(stale, { pastDue: [], settled: [] });
+    assert.deepEqual((await customerEvents(org)).map((e) => e.type), ['customer.past_due']);
+    assert.ok(inv.dueDate > before);
   });
 
   it('thresholds that a single small invoice does not reach announce nothing', async () => {
