@@ -114,8 +114,11 @@ async function stopParts(parts: Parts): Promise<void> {
       problems.push(`${what}: ${(e as Error).message}`);
     }
   };
-  if (parts.pay) await attempt('pay page', () => parts.pay!.close());
-  if (parts.api) await attempt('API', () => parts.api!.close());
+  // The two HTTP front ends together: each may sit out its grace period for a stalled client (closeServer).
+  await Promise.all([
+    parts.pay ? attempt('pay page', () => parts.pay!.close()) : undefined,
+    parts.api ? attempt('API', () => parts.api!.close()) : undefined,
+  ]);
   if (parts.restate) await attempt('restate-server', () => parts.restate!.stop(4000));
   if (parts.workflows) await attempt('workflows endpoint', () => parts.workflows!.close());
   if (parts.pg) {
