@@ -64,8 +64,9 @@ export async function creditInvoice(
       gross_oere: original.gross_oere,
       customer_reference: original.customer_reference,
       sender_reference: original.sender_reference,
-      message: null,
-      heading: null,
+      // The document prints the original's heading and message (documentView above); the record says what it prints.
+      message: original.message,
+      heading: original.heading,
       external_reference: original.external_reference,
       metadata: null,
       credits_invoice_id: invoiceId,

@@ -103,7 +103,8 @@ describe('invoices', () => {
   });
 
   it('credits an issued invoice once, with a numbered credit note and an updated balance', async () => {
-    const inv = (await call(t.app, 'POST', '/v1/invoices?issue=true', { key: org.apiKey, body: { customerId, lines } })).body.data;
+    const body = { customerId, lines, heading: 'Levering uge 47', message: 'Tak for handlen' };
+    const inv = (await call(t.app, 'POST', '/v1/invoices?issue=true', { key: org.apiKey, body })).body.data;
     const res = await call(t.app, 'POST', `/v1/invoices/${inv.id}/credit`, { key: org.apiKey, body: { reason: 'Fejlleverance' } });
     assert.equal(res.status, 201);
     const note = res.body.data;
@@ -112,6 +113,8 @@ describe('invoices', () => {
     assert.equal(note.creditsInvoiceId, inv.id);
     assert.equal(note.number, inv.number + 1);
     assert.equal(note.grossOere, inv.grossOere);
+    // The credit note's record says what its document prints: the original's heading and message.
+    assert.deepEqual([note.heading, note.message], ['Levering uge 47', 'Tak for handlen']);
     const after = (await call(t.app, 'GET', `/v1/invoices/${inv.id}`, { key: org.apiKey })).body.data;
     assert.equal(after.creditedOere, inv.grossOere);
     assert.equal(after.balanceOere, 0);
@@ -123,6 +126,7 @@ describe('invoices', () => {
     assert.equal(pdf.statusCode, 200);
     const text = pdfText(pdf.rawPayload);
     assert.ok(text.includes(String(inv.number)), 'credit note names the original number');
+    assert.ok(text.includes('Levering uge 47') && text.includes('Tak for handlen'), 'and prints the heading and message its record holds');
     const list = await call(t.app, 'GET', `/v1/creditnotes?customerId=${customerId}`, { key: org.apiKey });
     assert.ok(list.body.data.some((n: { id: string }) => n.id === note.id));
     const timeline = await call(t.app, 'GET', `/v1/invoices/${inv.id}/timeline`, { key: org.apiKey });
