@@ -396,18 +396,18 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
     let sweep: NodeJS.Timeout | undefined;
     // Customers crossing the past-due threshold with real time (or a changed threshold, or an invoice issued already
     // overdue) are announced by this sweep, engine or not: at start, then every minute, never two at once.
-    const pastDueLog = createJsonLog(opts.logStream ?? process.stdout, config.logLevel, 'workflows');
+    const log = createJsonLog(opts.logStream ?? process.stdout, config.logLevel, 'workflows');
     let pastDueRunning = false;
     const runPastDueSweep = async () => {
       if (pastDueRunning) return;
       pastDueRunning = true;
       try {
         const n = await sweepPastDue(db, clock, (org, err) =>
-          pastDueLog('warn', 'past-due reconciliation of an organisation failed; it runs again in a minute', { organizationId: org, err: String(err) }),
+          log('warn', 'past-due reconciliation of an organisation failed; it runs again in a minute', { organizationId: org, err: String(err) }),
         );
-        if (n > 0) pastDueLog('info', 'announced past-due transitions', { count: n });
+        if (n > 0) log('info', 'announced past-due transitions', { count: n });
       } catch (err) {
-        pastDueLog('warn', 'past-due sweep failed; it runs again in a minute', { err: String(err) });
+        log('warn', 'past-due sweep failed; it runs again in a minute', { err: String(err) });
       } finally {
         pastDueRunning = false;
       }
@@ -424,7 +424,6 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
       const dispatch = createRestateMailDispatch(config.restateIngressUrl);
       const finisher = createRestateIssueFinisher(config.restateIngressUrl);
       const receipts = createRestateReceiptDispatch(config.restateIngressUrl);
-      const log = createJsonLog(opts.logStream ?? process.stdout, config.logLevel, 'workflows');
       const runSweep = () =>
         Promise.all([
           sweepQueuedSends(db, dispatch, { olderThanMs: SEND_SWEEP_AGE_MS }).then(

@@ -28,15 +28,15 @@ export async function reconcilePastDue(
   customerIds?: readonly string[],
 ): Promise<{ pastDue: string[]; settled: string[] }> {
   const none = { pastDue: [], settled: [] };
-  if (customerIds && customerIds.length === 0) return none;
+  // The whole organisation: only the customers whose announced state differs from today's are locked (a row lock is
+  // a write, and most of the time nothing changed). One that changes meanwhile is found next time.
+  const ids = customerIds ?? (await differingCustomers(sql, organizationId, today));
+  if (ids.length === 0) return none;
   // Customers whose last announcement was for a later day are left alone: this caller's today was read before it,
   // and computing with it could only undo that announcement (time moves overdue amounts one way).
   const locked = await sql<{ id: string; past_due: boolean; past_due_as_of: string | null; external_reference: string | null }[]>`
     SELECT id, past_due, past_due_as_of, external_reference FROM customers
-    WHERE organization_id = ${organizationId}
-      ${customerIds
-        ? sql`AND id = ANY(${customerIds as string[]}::uuid[])`
-        : sql`AND (past_due OR id IN (${pastDueCustomerIds(sql, organizationId, today)}))`}
+    WHERE organization_id = ${organizationId} AND id = ANY(${ids as string[]}::uuid[])
     ORDER BY id
     FOR NO KEY UPDATE`;
   const current = locked.filter((c) => c.past_due_as_of === null || c.past_due_as_of <= today);
@@ -76,6 +76,21 @@ export async function reconcilePastDue(
 }
 
 /**
+ * The organisation's customers whose announced state differs from today's, read without locks. Both halves come from
+ * small sets: the announced customers (partial index customers_past_due) and today's past-due ones.
+ */
+async function differingCustomers(sql: Queryable, organizationId: string, today: string): Promise<string[]> {
+  const rows = await sql<{ id: string }[]>`
+    WITH p AS MATERIALIZED (${pastDueCustomerIds(sql, organizationId, today)})
+    SELECT c.id FROM customers c
+    WHERE c.organization_id = ${organizationId} AND c.past_due AND NOT EXISTS (SELECT 1 FROM p WHERE p.customer_id = c.id)
+    UNION ALL
+    SELECT c.id FROM p JOIN customers c ON c.organization_id = ${organizationId} AND c.id = p.customer_id
+    WHERE NOT c.past_due`;
+  return rows.map((r) => r.id);
+}
+
+/**
  * The sweep: every organisation that has a customer announced past due, or an open invoice due before its today
  * (real time plus its test clock), reconciled with its own today, one transaction each. Returns how many customers
  * changed; `onError` hears of an organisation whose reconciliation failed.
@@ -93,18 +108,7 @@ export async function sweepPastDue(db: Db, clock: Clock, onError: (organizationI
     // One organisation that fails is reported and retried on the next sweep; the others go on.
     try {
       const today = await clock.today(id);
-      // Without locks first: the customers whose announced state differs from today's. Most minutes there are none,
-      // and no row is locked (a row lock is a write) only to find nothing changed.
-      // Both halves from small sets: the announced customers (partial index) and today's past-due ones.
-      const differing = await db.read((sql) => sql<{ id: string }[]>`
-        WITH p AS MATERIALIZED (${pastDueCustomerIds(sql, id, today)})
-        SELECT c.id FROM customers c
-        WHERE c.organization_id = ${id} AND c.past_due AND NOT EXISTS (SELECT 1 FROM p WHERE p.customer_id = c.id)
-        UNION ALL
-        SELECT c.id FROM p JOIN customers c ON c.organization_id = ${id} AND c.id = p.customer_id
-        WHERE NOT c.past_due`);
-      if (differing.length === 0) continue;
-      const r = await db.tx((tx) => reconcilePastDue(tx, id, today, differing.map((c) => c.id)));
+      const r = await db.tx((tx) => reconcilePastDue(tx, id, today));
       changed += r.pastDue.length + r.settled.length;
     } catch (err) {
       onError(id, err);

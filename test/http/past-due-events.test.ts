@@ -111,6 +111,26 @@ describe('customer.past_due and customer.settled', () => {
     assert.equal(inv.dueDate, longAgo);
   });
 
+  it('an organisation whose reconciliation fails is reported, and the sweep goes on with the others', async () => {
+    const failing = await createTestOrg();
+    const healthy = await createTestOrg();
+    const today = copenhagenToday(await testClock().now(healthy.organizationId));
+    const longAgo = new Date(Date.parse(`${today}T00:00:00Z`) - 40 * 86_400_000).toISOString().slice(0, 10);
+    for (const org of [failing, healthy]) await issue(org, await customer(org, 'erp-sweep'), 25_000, { dueDate: longAgo });
+    const clock = {
+      now: (org: string) => testClock().now(org),
+      today: async (org: string) => {
+        if (org === failing.organizationId) throw new Error('clock unavailable');
+        return testClock().today(org);
+      },
+    };
+    const failed: string[] = [];
+    await sweepPastDue(testDb().db, clock, (org) => failed.push(org));
+    assert.ok(failed.includes(failing.organizationId));
+    assert.deepEqual((await customerEvents(healthy)).map((e) => e.type), ['customer.past_due']);
+    assert.deepEqual(await customerEvents(failing), []);
+  });
+
   it('parallel payments that together settle a past-due customer announce customer.settled exactly once', async () => {
     const org = await createTestOrg();
     const c = await customer(org, 'erp-debtor-4');
