@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import secureJson from 'secure-json-parse';
 import type { Config } from '../shared/config.ts';
@@ -129,8 +130,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // JSON only. An empty body is "no body" (POST …/issue without one is fine); anything unparsable is invalid_json.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
-    const text = body as string;
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body, done) => {
+    // JSON text is UTF-8 (RFC 8259): bytes that are not would otherwise be decoded into U+FFFD and stored as such,
+    // silently changing what the client sent.
+    if (!isUtf8(body as Buffer)) return done(new DomainError('invalid_json', 'The request body is not valid JSON: it is not UTF-8 text.'), undefined);
+    const text = (body as Buffer).toString('utf8');
     if (text.trim() === '') return done(null, undefined);
     let parsed: unknown;
     try {
@@ -149,6 +153,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (nestedDeeperThan(parsed, MAX_BODY_DEPTH)) {
       return done(new DomainError('validation_failed', `The request body nests deeper than ${MAX_BODY_DEPTH} levels.`, {
         details: [{ path: '', message: `must not nest deeper than ${MAX_BODY_DEPTH} levels` }],
+      }), undefined);
+    }
+    // A \uD800-style escape without its pair is valid JSON but no text: PostgreSQL would store U+FFFD in its place.
+    const loneSurrogate = LONE_SURROGATE_ESCAPE.test(text) ? illFormedStringPath(parsed) : undefined;
+    if (loneSurrogate !== undefined) {
+      return done(new DomainError('validation_failed', 'The request body holds a string with an unpaired surrogate escape (\\uD800-\\uDFFF).', {
+        details: [{ path: loneSurrogate, message: 'must be well-formed Unicode text' }],
       }), undefined);
     }
     // A literal null is valid JSON but no request body of this API: refused like any other non-object (400).
@@ -251,6 +262,32 @@ function forbiddenPropertyPath(text: string): string | undefined {
 
 
 /** Whether a parsed JSON value nests objects or arrays deeper than `max`; iterative, so no depth can overflow it. */
+/** Any escape of a surrogate code unit; whether it is paired is decided on the parsed strings. */
+const LONE_SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
+/** The JSON Pointer of the first property name or string value that is not well-formed UTF-16, if any. */
+function illFormedStringPath(value: unknown): string | undefined {
+  const stack: [unknown, string][] = [[value, '']];
+  while (stack.length > 0) {
+    const [v, path] = stack.pop()!;
+    if (typeof v === 'string') {
+      if (!v.isWellFormed()) return path;
+      continue;
+    }
+    if (v === null || typeof v !== 'object') continue;
+    if (Array.isArray(v)) {
+      v.forEach((child, i) => stack.push([child, `${path}/${i}`]));
+      continue;
+    }
+    for (const [k, child] of Object.entries(v as Record<string, unknown>)) {
+      const at = `${path}/${pointerToken(k)}`;
+      if (!k.isWellFormed()) return at;
+      stack.push([child, at]);
+    }
+  }
+  return undefined;
+}
+
 function nestedDeeperThan(value: unknown, max: number): boolean {
   const stack: [unknown, number][] = [[value, 0]];
   while (stack.length > 0) {

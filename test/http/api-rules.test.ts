@@ -96,6 +96,32 @@ describe('API rules', () => {
       assert.equal(res.body.error.code, 'invalid_json');
     });
 
+    it('400 invalid_json for bytes that are not UTF-8, and nothing is stored in their place', async () => {
+      const ref = `utf8-${newIdempotencyKey()}`;
+      const payload = Buffer.concat([Buffer.from(`{"type":"person","externalReference":"${ref}","name":"a`), Buffer.from([0xff, 0xfe]), Buffer.from('b"}')]);
+      const res = await t.app.inject({
+        method: 'POST', url: '/v1/customers', payload,
+        headers: { authorization: `Bearer ${org.apiKey}`, 'idempotency-key': newIdempotencyKey(), 'content-type': 'application/json' },
+      });
+      assert.equal(res.statusCode, 400);
+      assert.equal(res.json().error.code, 'invalid_json');
+      const { db } = testDb();
+      assert.equal((await db.sql`SELECT 1 FROM customers WHERE organization_id = ${org.organizationId} AND external_reference = ${ref}`).length, 0);
+    });
+
+    it('400 validation_failed at the place of an unpaired surrogate escape; a paired one is text like any other', async () => {
+      const lone = await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: '{"type":"person","name":"a","metadata":{"k\\udc00":"v"}}' });
+      assert.equal(lone.status, 400);
+      assert.equal(lone.body.error.code, 'validation_failed');
+      assert.deepEqual(lone.body.error.details, [{ path: '/metadata/k\udc00', message: 'must be well-formed Unicode text' }]);
+      const value = await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: '{"type":"person","name":"x\\ud800y"}' });
+      assert.equal(value.status, 400);
+      assert.deepEqual(value.body.error.details, [{ path: '/name', message: 'must be well-formed Unicode text' }]);
+      const paired = await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: '{"type":"person","name":"smil \\ud83d\\ude00"}' });
+      assert.equal(paired.status, 201);
+      assert.equal(paired.body.data.name, 'smil 😀');
+    });
+
     it('400 validation_failed, not invalid_json, for valid JSON with a __proto__ or constructor.prototype property', async () => {
       const cases: [string, string][] = [
         ['{"type":"person","name":"x","__proto__":{}}', '/__proto__'],
