@@ -217,6 +217,25 @@ describe('Sales accounts', () => {
       assert.ok([...first.body.data, ...second.body.data].every((a: { active: boolean }) => a.active));
     });
 
+    it('orders account numbers by their value (300 before 2000), other numbers after them in text order, across pages', async () => {
+      const chart = await createTestOrg();
+      for (const n of ['2000', 'AB-1', '300', '0300', '10', '1000', 'A1', '99999999999999999999']) {
+        const res = await call(t.app, 'POST', '/v1/accounts', { key: chart.apiKey, body: { accountNumber: n, name: `Konto ${n}` } });
+        assert.equal(res.status, 201, res.raw);
+      }
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const query: string = cursor ? `?limit=2&cursor=${encodeURIComponent(cursor)}` : '?limit=2';
+        const res = await list(query, chart.apiKey);
+        assert.equal(res.status, 200, res.raw);
+        seen.push(...numbersOf(res));
+        cursor = res.body.meta.nextCursor;
+      } while (cursor !== null);
+      // 300 and 0300 have one value: the order between them is their ids' (creation) order.
+      assert.deepEqual(seen, ['10', '300', '0300', '1000', '2000', '99999999999999999999', 'A1', 'AB-1']);
+    });
+
     it("never lists another organisation's accounts", async () => {
       const other = await createTestOrg();
       const res = await list('', other.apiKey);
