@@ -20,6 +20,12 @@ function makeAjv(coerce: boolean): Ajv {
   });
   // full mode: dates are checked against the calendar (2026-02-30 is refused), times need an offset.
   addFormats(ajv, { mode: 'full', formats: ['date', 'date-time', 'uuid', 'email', 'uri'] });
+  // The proleptic calendar's year 0000 is valid ISO 8601 but no year PostgreSQL stores (1 BC has no year 0 there):
+  // refused here as a bad date rather than failing the write.
+  for (const name of ['date', 'date-time'] as const) {
+    const format = ajv.formats[name] as { validate: (s: string) => boolean; compare?: (a: string, b: string) => number | undefined };
+    ajv.addFormat(name, { ...format, validate: (s: string) => !s.startsWith('0000') && format.validate(s) } as never);
+  }
   return ajv;
 }
 

@@ -5,7 +5,7 @@ import { copenhagenToday } from '../shared/clock.ts';
  * midnight in Europe/Copenhagen, the organisation's calendar (decisions.md, "Semantics").
  */
 export function sinceInstant(since: string): Date {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(since)) return new Date(since);
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(since)) return withinStorableYears(new Date(since));
   const utcMidnight = Date.parse(`${since}T00:00:00Z`);
   // Copenhagen is UTC+1 or UTC+2, and its clocks never skip midnight: one of the two is the first instant of the day.
   for (const hours of [2, 1]) {
@@ -14,6 +14,12 @@ export function sinceInstant(since: string): Date {
   }
   return new Date(utcMidnight);
 }
+
+// An offset can carry a date-time of year 0001 or 9999 into UTC year 0000 or 10000, which no timestamp parameter
+// reaches PostgreSQL in. No event lies outside these bounds, so bringing `since` within them filters the same.
+const FIRST = Date.parse('0001-01-01T00:00:00.000Z');
+const LAST = Date.parse('9999-12-31T23:59:59.999Z');
+const withinStorableYears = (d: Date): Date => new Date(Math.min(Math.max(d.getTime(), FIRST), LAST));
 
 /** The smallest UUIDv7 minted at or after `ms`: a lower bound on the ids of events created from then on. */
 export function uuidv7Floor(ms: number): string {

@@ -109,11 +109,18 @@ describe('GET /v1/events', () => {
     // An hour from now, written in UTC+01:00.
     const future = await feed(org, `?since=${encodeURIComponent(new Date(Date.now() + 2 * 3_600_000).toISOString().replace('Z', '+01:00'))}`);
     assert.deepEqual(future.body.data, []);
+    // At the ends of the calendar, where an offset carries the instant into UTC year 0000 or 10000.
+    const first = await feed(org, `?since=${encodeURIComponent('0001-01-01T00:00:00+14:00')}&limit=200`);
+    assert.equal(first.status, 200, first.raw);
+    assert.equal(first.body.data.length, 8);
+    const last = await feed(org, `?since=${encodeURIComponent('9999-12-31T23:59:59-14:00')}`);
+    assert.equal(last.status, 200, last.raw);
+    assert.deepEqual(last.body.data, []);
   });
 
   it('refuses unknown types, bad since values and bad limits with 400', async () => {
     const org = await createTestOrg();
-    for (const q of ['?type=invoice.deleted', '?type=webhook.ping', '?since=yesterday', '?since=2026-13-01', '?limit=0', '?limit=201', '?foo=1']) {
+    for (const q of ['?type=invoice.deleted', '?type=webhook.ping', '?since=yesterday', '?since=2026-13-01', '?since=0000-01-01', '?limit=0', '?limit=201', '?foo=1']) {
       const res = await feed(org, q);
       assert.equal(res.status, 400, q);
       assert.equal(res.body.error.code, 'validation_failed', q);

@@ -54,6 +54,7 @@ describe('invoice errors', () => {
     ['unknown discount type', { customerId: someCustomer, lines: [{ ...line, discount: { type: 'free', value: 1 } }] }, '/lines/0/discount/type'],
     ['negative discount', { customerId: someCustomer, lines: [{ ...line, discount: { type: 'amount', value: -1 } }] }, '/lines/0/discount/value'],
     ['an impossible due date', { customerId: someCustomer, lines: [line], dueDate: '2026-02-30' }, '/dueDate'],
+    ['a due date in year 0', { customerId: someCustomer, lines: [line], dueDate: '0000-12-31' }, '/dueDate'],
     ['payment terms of 366', { customerId: someCustomer, lines: [line], paymentTermsDays: 366 }, '/paymentTermsDays'],
     ['heading of 61', { customerId: someCustomer, lines: [line], heading: 'h'.repeat(61) }, '/heading'],
     ['message of 2001', { customerId: someCustomer, lines: [line], message: 'm'.repeat(2001) }, '/message'],

@@ -175,6 +175,8 @@ describe('payments', () => {
         [{ amountOere: 100_000_000_001, paymentDate: today() }, '/amountOere'],
         [{ amountOere: 10.5, paymentDate: today() }, '/amountOere'],
         [{ amountOere: 100, paymentDate: '2026-02-30' }, '/paymentDate'],
+        // ISO 8601's year 0 is no year PostgreSQL can store.
+        [{ amountOere: 100, paymentDate: '0000-06-01' }, '/paymentDate'],
         [{ amountOere: 100 }, '/paymentDate'],
         [{ amountOere: 100, paymentDate: today(), source: 'card' }, '/source'],
       ] as const) {
