@@ -24,7 +24,7 @@ function makeAjv(coerce: boolean): Ajv {
   // refused here as a bad date rather than failing the write.
   for (const name of ['date', 'date-time'] as const) {
     const format = ajv.formats[name] as { validate: (s: string) => boolean; compare?: (a: string, b: string) => number | undefined };
-    ajv.addFormat(name, { ...format, validate: (s: string) => !s.startsWith('0000') && format.validate(s) } as never);
+    ajv.addFormat(name, { ...format, validate: (s: string) => !s.startsWith('0000') && format.validate(s) });
   }
   return ajv;
 }
