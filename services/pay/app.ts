@@ -45,6 +45,8 @@ export interface PayDeps {
 }
 
 const CALLBACK_BODY_LIMIT = 64 * 1024;
+/** The API's codes (decisions.md) for the framework's own refusals of a callback. */
+const FRAMEWORK_ERROR_CODES: Record<number, string> = { 413: 'payload_too_large', 415: 'unsupported_media_type' };
 const FORM_BODY_LIMIT = 4 * 1024;
 /** Seconds between reloads of the return page while the provider's confirmation is on its way. */
 const PROCESSING_REFRESH_S = 2;
@@ -94,6 +96,12 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
     done(null, fields);
   });
   app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: CALLBACK_BODY_LIMIT }, (_req, body, done) => done(null, body));
+
+  // Every answer names its request, as the API's do, so a customer or provider can quote it.
+  app.addHook('onRequest', (req, reply, done) => {
+    reply.header('Request-Id', req.id);
+    done();
+  });
 
   app.addHook('onResponse', (req, reply, done) => {
     req.log.info({ req, res: reply, responseTime: Math.round(reply.elapsedTime * 10) / 10 }, 'request completed');
@@ -243,8 +251,9 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
   // --------------------------------------------------------------------------------------------------------------
   // Provider callbacks: JSON in, JSON out. Only these book payments.
 
+  // A provider's callbacks are answered in the API's error envelope, with the request's id to quote.
   const callbackError = (reply: FastifyReply, status: number, code: string, message: string) =>
-    reply.code(status).type('application/json; charset=utf-8').send({ error: { code, message } });
+    reply.code(status).type('application/json; charset=utf-8').send({ error: { code, message, requestId: reply.request.id } });
 
   app.post<{ Params: { provider: string } }>('/callbacks/:provider', async (req, reply) => {
     if (req.params.provider !== deps.provider.name) return callbackError(reply, 404, 'route_not_found', 'No such callback.');
@@ -289,7 +298,10 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
   app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
     if (status === 500) req.log.error({ err }, 'request failed');
-    if (req.url.startsWith('/callbacks/')) return callbackError(reply, status, status === 500 ? 'internal_error' : 'invalid_request', status === 500 ? 'The callback could not be handled; retry later.' : err.message);
+    if (req.url.startsWith('/callbacks/')) {
+      const code = status === 500 ? 'internal_error' : (FRAMEWORK_ERROR_CODES[status] ?? 'invalid_request');
+      return callbackError(reply, status, code, status === 500 ? 'The callback could not be handled; retry later.' : err.message);
+    }
     const lang = pickLanguage(undefined, req.headers['accept-language']);
     const t = TEXTS[lang];
     return html(reply, status, renderPage('message', serviceLayout(lang, t.errorTitle, '/'), {

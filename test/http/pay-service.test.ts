@@ -381,6 +381,13 @@ describe('pay service', () => {
       assert.deepEqual(other.json(), { received: true, effect: 'ignored' });
       const wrongProvider = await pay.app.inject({ method: 'POST', url: '/callbacks/stripe', headers: { 'content-type': 'application/json' }, payload: '{}' });
       assert.equal(wrongProvider.statusCode, 404);
+      // The API's envelope and codes: the request's id in the body and in the header, 415 for a body that is not JSON.
+      assert.deepEqual(wrongProvider.json(), { error: { code: 'route_not_found', message: 'No such callback.', requestId: wrongProvider.headers['request-id'] } });
+      const text = await pay.app.inject({ method: 'POST', url: '/callbacks/test', headers: { 'content-type': 'text/plain' }, payload: 'hello' });
+      assert.equal(text.statusCode, 415);
+      assert.equal(text.json().error.code, 'unsupported_media_type');
+      assert.match(String(text.headers['request-id']), /^req_[0-9a-f]{20}$/);
+      assert.equal(text.json().error.requestId, text.headers['request-id']);
       assert.equal((await payments(inv.id)).length, 0);
     });
 
