@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db, Tx } from '../shared/db.ts';
 import type { Keyring } from '../shared/crypto.ts';
 import { DomainError } from '../shared/errors.ts';
-import { insertResponse, isResponseAlreadyStored, responseJson, storeResponse } from '../idempotency/stored-response.ts';
+import { responseJson, storeResponse } from '../idempotency/stored-response.ts';
 import { errorBody } from './plugins/errors.ts';
 
 /**
@@ -36,15 +36,10 @@ export interface MutationResult {
   continueWith?: () => Promise<CommittedResponse | undefined>;
   /**
    * Writes the use case started (`.execute()`, before returning) and did not wait for, because the response does not
-   * depend on their results. They travel in one round trip with the stored response and the COMMIT. If one fails,
+   * depend on their results. They travel in one round trip with the stored response, before the COMMIT. If one fails,
    * the transaction is rolled back and its error is thrown as the use case's own.
    */
   pending?: Promise<unknown>;
-  /**
-   * Set when `pending` may still send statements once its first writes have settled (a follow-up that depends on
-   * their results): the COMMIT then waits for it instead of travelling with the stored response.
-   */
-  pendingSendsMore?: boolean;
 }
 
 /** A response already stored under the key, as the continuation of a two-step effect answers it. */
@@ -140,10 +135,9 @@ async function mutationTransaction(
   m: { org: string; key: string; hash: Buffer; lockId: string },
   useCase: (tx: Tx, request: MutationRequest) => Promise<MutationResult>,
 ): Promise<Outcome> {
-  return db.tx(async (tx, control) => {
+  return db.tx(async (tx) => {
     let pending: Promise<unknown> | undefined;
     try {
-      // Sent in one write with the BEGIN.
       const [probe] = await tx<({ locked: boolean; now: Date } & Partial<StoredResponse>)[]>`
         SELECT pg_try_advisory_xact_lock(${m.lockId}::bigint) AS locked, now() AS now,
                k.request_hash, k.response_status, k.response_body, k.response_location
@@ -156,18 +150,16 @@ async function mutationTransaction(
       if (result.continueWith) return { continueWith: result.continueWith };
       pending = result.pending;
       const body = result.status === 204 ? null : responseJson(result.data, result.meta);
-      // A key stored meanwhile by a request that got past the lock makes the store fail: the transaction rolls back
-      // with the effect, and the loop replays the winner.
-      const store = insertResponse(tx, keyring, {
+      // A key stored meanwhile by a request that got past the lock stores nothing: the transaction rolls back with the
+      // effect, and the loop replays the winner.
+      const store = storeResponse(tx, keyring, {
         organizationId: m.org, key: m.key, requestHash: m.hash, status: result.status, body, location: result.location ?? null,
       });
-      // Every statement of the effect has been sent: the COMMIT follows them in the same write, and rolls back by
-      // itself should one of them fail.
-      if (!result.pendingSendsMore) control.commit();
       const [written, stored] = await Promise.allSettled([pending ?? Promise.resolve(), store]);
       pending = undefined;
       if (written.status === 'rejected') throw written.reason;
-      if (stored.status === 'rejected') throw isResponseAlreadyStored(stored.reason) ? new LostRace() : stored.reason;
+      if (stored.status === 'rejected') throw stored.reason;
+      if (!stored.value) throw new LostRace();
       return { result, body };
     } finally {
       // Deferred writes are never left unobserved, whatever the way out.

@@ -25,21 +25,6 @@ export async function storeResponse(sql: Queryable, keyring: Keyring, r: Respons
   return inserted.length === 1;
 }
 
-/**
- * The same store for a caller that sends its COMMIT right behind it: a key that already has a response makes the
- * statement fail (`isResponseAlreadyStored`), which aborts the transaction, so that COMMIT rolls the effect back.
- */
-export function insertResponse(sql: Queryable, keyring: Keyring, r: ResponseToStore): Promise<unknown> {
-  return sql`
-    INSERT INTO idempotency_keys (organization_id, key, request_hash, response_status, response_body, response_location)
-    VALUES (${r.organizationId}, ${r.key}, ${r.requestHash}, ${r.status}, ${r.body === null ? null : keyring.encrypt(r.body)}, ${r.location})`.execute();
-}
-
-export const isResponseAlreadyStored = (err: unknown): boolean => {
-  const e = err as { code?: string; constraint_name?: string };
-  return e.code === '23505' && e.constraint_name === 'idempotency_keys_pkey';
-};
-
 /** The JSON text of a success response: the envelope of decisions.md. */
 export const responseJson = (data: unknown, meta: Record<string, unknown> | undefined): string =>
   JSON.stringify({ data: data ?? null, meta: meta ?? {} });

@@ -36,8 +36,6 @@ export interface BookedPayment {
    * before committing (a failure, such as the booking key taken meanwhile, rolls the transaction back).
    */
   written?: Promise<unknown>;
-  /** True when `written` sends more statements once the writes have settled (the customer's past-due reconciliation). */
-  writtenSendsMore?: boolean;
 }
 
 /**
@@ -102,8 +100,6 @@ export async function bookPayment(
   }
 
   const settlement = settlePayment(toInvoice(row).balanceOere, input.amountOere);
-  // Only an overdue invoice counts towards pastDue: a payment on any other cannot settle the customer.
-  const reconcile = locked.customer_past_due && row.due_date !== null && row.due_date < today;
   // Registered at the moment read under the invoice's lock, on the database's clock like every other timestamp: the
   // id (time-ordered), createdAt and the timeline entry carry it, so lists newest first by id are newest first by
   // registration time, and concurrent payments on one invoice appear in the order they were booked (the
@@ -171,7 +167,8 @@ export async function bookPayment(
     const failures = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
     if (failures.some(bookingKeyTaken)) conflict();
     if (failures.length > 0) throw failures[0];
-    if (reconcile) {
+    // Only an overdue invoice counts towards pastDue: a payment on any other cannot settle the customer.
+    if (locked.customer_past_due && row.due_date !== null && row.due_date < today) {
       await reconcilePastDue(sql, organizationId, today, [row.customer_id]);
     }
     return Promise.all([insertPayment, updateInvoice]);
@@ -184,7 +181,7 @@ export async function bookPayment(
       amount_oere: input.amountOere, payment_date: paymentDate, outcome: settlement.outcome,
       surplus_oere: settlement.surplusOere, created_at: registeredAt,
     });
-    return { payment, invoice: invoiceAfter(updatedAt), outcome: settlement.outcome, replayed: false, written, writtenSendsMore: reconcile };
+    return { payment, invoice: invoiceAfter(updatedAt), outcome: settlement.outcome, replayed: false, written };
   }
   const [[inserted], [updated]] = await written;
   return { payment: toPayment(inserted!), invoice: invoiceAfter(updated!.updated_at), outcome: settlement.outcome, replayed: false };

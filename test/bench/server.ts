@@ -12,7 +12,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { buildApp } from '../../services/api/app.ts';
 import { createKeyring, parseMasterKey } from '../../services/shared/crypto.ts';
-import { createSql, Db, type Sql, type Tx, type TxControl } from '../../services/shared/db.ts';
+import { createSql, Db, type Sql, type Tx } from '../../services/shared/db.ts';
 import { uuidv7 } from '../../services/shared/ids.ts';
 import { realClock } from '../../services/shared/clock.ts';
 import { createPostgresDocumentStore } from '../../services/documents/postgres-document-store.ts';
@@ -42,7 +42,7 @@ class CountingDb extends Db {
     }
   }
 
-  override async tx<T>(fn: (tx: Tx, control: TxControl) => Promise<T>): Promise<T> {
+  override async tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     this.inFlight++;
     try {
       return await super.tx(fn);

@@ -85,7 +85,7 @@ export function paymentRoutes(app: FastifyInstance, deps: AppDeps): void {
           data: booked.invoice,
           meta: { outcome: booked.outcome, paymentId: booked.payment.id, ...(booked.replayed ? { replayed: true } : {}) },
           location: `/v1/payments/${booked.payment.id}`,
-          ...(booked.written ? { pending: booked.written, pendingSendsMore: booked.writtenSendsMore === true } : {}),
+          ...(booked.written ? { pending: booked.written } : {}),
           // The receipt is rendered by the PaymentReceipt workflow once the payment is committed.
           ...(!booked.replayed && receipts ? { afterCommit: () => receipts.dispatch(booked.payment.id) } : {}),
         };
