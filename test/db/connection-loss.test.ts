@@ -1,0 +1,49 @@
+import assert from 'node:assert/strict';
+import { createSql, Db } from '../../services/shared/db.ts';
+
+/**
+ * A backend that dies in the middle of a transaction (a restart, an operator's pg_terminate_backend) fails that
+ * transaction and nothing else: the pool goes on serving reads and transactions. postgres.js 3.4.9 strands its pool,
+ * or throws from a timer, when a *reserved* connection is released after its backend died (porsager/postgres#1199,
+ * #1195); `Db.tx` therefore runs on `sql.begin`, and this test keeps it from drifting onto `reserve()`.
+ */
+describe('Db after a lost connection', () => {
+  let db: Db;
+  let killer: ReturnType<typeof createSql>;
+  before(() => {
+    db = new Db(createSql(process.env.TEST_DATABASE_URL!, { max: 2 }), 2);
+    killer = createSql(process.env.TEST_DATABASE_URL!, { max: 1 });
+  });
+  after(async () => {
+    await db.close();
+    await killer.end({ timeout: 5 });
+  });
+
+  const within = <T>(p: Promise<T>, ms = 5000): Promise<T | 'timed out'> =>
+    Promise.race([p, new Promise<'timed out'>((r) => setTimeout(() => r('timed out'), ms))]);
+
+  it('fails the transaction whose backend was terminated, and serves the next reads and transactions', async () => {
+    const uncaught: unknown[] = [];
+    const onUncaught = (err: unknown) => uncaught.push(err);
+    process.prependListener('uncaughtException', onUncaught);
+    try {
+      await assert.rejects(
+        db.tx(async (tx) => {
+          const [me] = await tx<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+          await killer`SELECT pg_terminate_backend(${me!.pid})`;
+          await new Promise((r) => setTimeout(r, 100));
+          await tx`SELECT 1`;
+        }),
+        (err: unknown) => (err as { code?: string }).code === 'CONNECTION_CLOSED',
+      );
+      for (let i = 0; i < 4; i++) {
+        assert.deepEqual(await within(db.read(async (sql) => [...(await sql<{ one: number }[]>`SELECT 1 AS one`)])), [{ one: 1 }]);
+        assert.deepEqual(await within(db.tx(async (tx) => [...(await tx<{ two: number }[]>`SELECT 2 AS two`)])), [{ two: 2 }]);
+      }
+      await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(uncaught, []);
+    } finally {
+      process.removeListener('uncaughtException', onUncaught);
+    }
+  });
+});
