@@ -50,6 +50,11 @@ export class Db {
     }
   }
 
+  /**
+   * One transaction through `sql.begin`. Not through `reserve()` with a BEGIN sent alongside the first statement,
+   * which would save a round trip: postgres.js 3.4.9 throws from a timer and strands the pool when a reserved
+   * connection whose backend died is released (porsager/postgres#1199; test/db/connection-loss.test.ts).
+   */
   async tx<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     const wait = this.gate.acquire();
     if (wait) await wait;
