@@ -44,7 +44,12 @@ describe('invoice reads: lists, filters, isolation, document integrity', () => {
     assert.equal(p3.body.meta.nextCursor, null);
     const bad = await call(t.app, 'GET', `/v1/invoices?status=issued&cursor=${p1.body.meta.nextCursor}`, { key: a.apiKey });
     assert.equal(bad.body.error.code, 'invalid_cursor');
-    assert.equal((await call(t.app, 'GET', '/v1/invoices?status=void', { key: a.apiKey })).status, 400);
+    const unknownStatus = await call(t.app, 'GET', '/v1/invoices?status=void', { key: a.apiKey });
+    assert.equal(unknownStatus.status, 400);
+    // One sentence naming the statuses there are, not one "must be equal to constant" per literal.
+    assert.match(unknownStatus.body.error.message, /^\/status must be one of: draft, issued, [a-z, ]+\.$/);
+    assert.deepEqual(unknownStatus.body.error.details, [{ path: '/status', message: unknownStatus.body.error.details[0].message }]);
+    assert.match(unknownStatus.body.error.details[0].message, /^querystring must be one of: draft, issued, /);
   });
 
   it('another organisation’s invoice or credit note answers exactly like an unknown id on every route', async () => {

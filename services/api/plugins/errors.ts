@@ -30,6 +30,13 @@ export function validationDetails(errors: ErrorObject[], part: string): ErrorDet
   const isUnionNoise = (e: ErrorObject) => (e.keyword === 'type' && (e.params as { type?: string }).type === 'null') || e.keyword === 'anyOf';
   const concretePlaces = errors.filter((e) => !isUnionNoise(e)).map((e) => e.instancePath);
   const explainedAtOrBelow = (path: string) => concretePlaces.some((p) => p === path || p.startsWith(`${path}/`));
+  // A union of literals (TypeBox's enums) fails once per literal: the place gets one message naming them all.
+  const allowed = new Map<string, unknown[]>();
+  for (const e of errors) {
+    const values = e.keyword === 'const' ? [(e.params as { allowedValue: unknown }).allowedValue]
+      : e.keyword === 'enum' ? (e.params as { allowedValues: unknown[] }).allowedValues : [];
+    if (values.length > 0) allowed.set(e.instancePath, [...(allowed.get(e.instancePath) ?? []), ...values]);
+  }
   for (const e of errors) {
     if (isUnionNoise(e) && explainedAtOrBelow(e.instancePath)) continue;
     let path = e.instancePath;
@@ -44,6 +51,10 @@ export function validationDetails(errors: ErrorObject[], part: string): ErrorDet
     }
     if (e.keyword === 'propertyNames') message = 'has a key that is not allowed';
     if (e.keyword === 'format') message = `must be a valid ${(e.params as { format: string }).format}`;
+    if (e.keyword === 'const' || e.keyword === 'enum') {
+      const values = [...new Set(allowed.get(e.instancePath))].map((v) => (typeof v === 'string' ? v : JSON.stringify(v)));
+      message = values.length === 1 ? `must be ${values[0]}` : `must be one of: ${values.join(', ')}`;
+    }
     const pointer = path === '' ? '' : path;
     // Unions report one error per branch; the first concrete one per place reads best.
     if (!byPath.has(pointer) || byPath.get(pointer)!.message.startsWith('must match')) {
