@@ -82,6 +82,9 @@ export async function creditInvoice(
     SELECT ${id}, position, description, quantity, unit_price_oere, vat_rate_bps, vat_exemption_reason,
       discount_type, discount_value, discount_oere, account_id, unit, product_id, net_oere, vat_oere, gross_oere
     FROM invoice_lines WHERE invoice_id = ${invoiceId}`;
+  // The credit note's own story: made and issued in this one step, like an invoice created with ?issue=true.
+  await recordTimeline(sql, organizationId, id, 'created');
+  await recordTimeline(sql, organizationId, id, 'issued', { number });
   await sql`UPDATE invoices SET updated_at = now() WHERE organization_id = ${organizationId} AND id = ${invoiceId}`;
   await recordEvent(sql, {
     organizationId,

@@ -132,6 +132,9 @@ describe('invoices', () => {
     const timeline = await call(t.app, 'GET', `/v1/invoices/${inv.id}/timeline`, { key: org.apiKey });
     assert.deepEqual(timeline.body.data.map((i: { code: string }) => i.code), ['created', 'issued', 'credited']);
     assert.equal(timeline.body.meta.nextCursor, null);
+    // The credit note has a story of its own: made and issued in one step.
+    const noteTimeline = await call(t.app, 'GET', `/v1/invoices/${note.id}/timeline`, { key: org.apiKey });
+    assert.deepEqual(noteTimeline.body.data.map((i: { code: string; data: unknown }) => [i.code, i.data]), [['created', {}], ['issued', { number: note.number }]]);
     // Cursor-paginated like every list, oldest first.
     const codes: string[] = [];
     let cursor: string | null = null;
