@@ -71,8 +71,8 @@ describe('customers', () => {
       ['language de', { type: 'person', name: 'X', language: 'de' }, '/language'],
       ['empty externalReference', { type: 'person', name: 'X', externalReference: '' }, '/externalReference'],
       ['externalReference of 201', { type: 'person', name: 'X', externalReference: 'r'.repeat(201) }, '/externalReference'],
-      ['metadata key of 41', { type: 'person', name: 'X', metadata: { ['k'.repeat(41)]: 'v' } }, '/metadata'],
-      ['metadata empty key', { type: 'person', name: 'X', metadata: { '': 'v' } }, '/metadata'],
+      ['metadata key of 41', { type: 'person', name: 'X', metadata: { ['k'.repeat(41)]: 'v' } }, `/metadata/${'k'.repeat(41)}`],
+      ['metadata empty key', { type: 'person', name: 'X', metadata: { '': 'v' } }, '/metadata/'],
       ['metadata value of 501', { type: 'person', name: 'X', metadata: { k: 'v'.repeat(501) } }, '/metadata/k'],
       ['metadata number value', { type: 'person', name: 'X', metadata: { k: 1 } }, '/metadata/k'],
       ['unknown property', { type: 'person', name: 'X', nickname: 'Y' }, '/nickname'],
@@ -88,6 +88,12 @@ describe('customers', () => {
         assert.deepEqual(res.body.error.details.map((d: { path: string }) => d.path), [path], JSON.stringify(res.body.error.details));
       });
     }
+
+    it('names a metadata key that breaks its bounds by its own path, and says it is the key', async () => {
+      const res = await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: { type: 'person', name: 'X', metadata: { ['k/'.repeat(21)]: 'v' } } });
+      assert.equal(res.status, 400);
+      assert.deepEqual(res.body.error.details, [{ path: `/metadata/${'k~1'.repeat(21)}`, message: 'key must NOT have more than 40 characters' }]);
+    });
 
     it('accepts every bound at its limit', async () => {
       const body = {

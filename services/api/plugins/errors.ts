@@ -49,7 +49,12 @@ export function validationDetails(errors: ErrorObject[], part: string): ErrorDet
       path += `/${pointerToken((e.params as { additionalProperty: string }).additionalProperty)}`;
       message = 'is not an allowed property';
     }
-    if (e.keyword === 'propertyNames') message = 'has a key that is not allowed';
+    // A key that breaks its rules (metadata keys 1..40 characters) is pointed at by its own path.
+    const key = e.keyword === 'propertyNames' ? (e.params as { propertyName?: string }).propertyName : (e as { propertyName?: string }).propertyName;
+    if (key !== undefined) {
+      path += `/${pointerToken(key)}`;
+      message = e.keyword === 'propertyNames' ? 'is not an allowed key' : `key ${message}`;
+    }
     if (e.keyword === 'format') message = `must be a valid ${(e.params as { format: string }).format}`;
     if (e.keyword === 'const' || e.keyword === 'enum') {
       const values = [...new Set(allowed.get(e.instancePath))].map((v) => (typeof v === 'string' ? v : JSON.stringify(v)));
