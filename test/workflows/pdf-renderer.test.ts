@@ -169,6 +169,19 @@ describe('Chromium PDF renderer', function () {
     assert.ok(!text.includes('Due date') && !text.includes('Reg. no.'), 'a credit note asks for no payment');
   });
 
+  it('never leaves a page with nothing but the footer, however many lines fill the page before it', async () => {
+    const base = danishInvoice(5001);
+    const footerOnly: number[] = [];
+    for (let n = 1; n <= 24; n++) {
+      const lines = Array.from({ length: n }, (_, i) => ({ ...base.lines[i % base.lines.length]!, description: `Vare ${i + 1}` }));
+      const pages = (await pdfText(await renderer.renderInvoice({ ...base, lines }))).split('\f').filter((p) => p.trim() !== '');
+      // What a page holds besides the running page label and the seller's footer line.
+      const content = (page: string) => page.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !/^Faktura 5001 · Side \d+ af \d+$/.test(l) && !l.startsWith('Bager Hansen ApS · Bagergade'));
+      if (pages.some((p) => content(p).length === 0)) footerOnly.push(n);
+    }
+    assert.deepEqual(footerOnly, []);
+  });
+
   it('renders a burst of 10 with poolSize 2: all succeed with their own content, never more than 2 at once, on 2 reused pages', async () => {
     const pooled = createChromiumRenderer({ poolSize: 2 });
     try {
