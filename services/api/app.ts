@@ -261,11 +261,10 @@ function forbiddenPropertyPath(text: string): string | undefined {
 }
 
 
-/** Whether a parsed JSON value nests objects or arrays deeper than `max`; iterative, so no depth can overflow it. */
 /** Any escape of a surrogate code unit; whether it is paired is decided on the parsed strings. */
 const LONE_SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 
-/** The JSON Pointer of the first property name or string value that is not well-formed UTF-16, if any. */
+/** The JSON Pointer of a property name or string value that is not well-formed UTF-16 (one such place), if any. */
 function illFormedStringPath(value: unknown): string | undefined {
   const stack: [unknown, string][] = [[value, '']];
   while (stack.length > 0) {
@@ -288,6 +287,7 @@ function illFormedStringPath(value: unknown): string | undefined {
   return undefined;
 }
 
+/** Whether a parsed JSON value nests objects or arrays deeper than `max`; iterative, so no depth can overflow it. */
 function nestedDeeperThan(value: unknown, max: number): boolean {
   const stack: [unknown, number][] = [[value, 0]];
   while (stack.length > 0) {

@@ -21,10 +21,12 @@ function makeAjv(coerce: boolean): Ajv {
   // full mode: dates are checked against the calendar (2026-02-30 is refused), times need an offset.
   addFormats(ajv, { mode: 'full', formats: ['date', 'date-time', 'uuid', 'email', 'uri'] });
   // The proleptic calendar's year 0000 is valid ISO 8601 but no year PostgreSQL stores (1 BC has no year 0 there):
-  // refused here as a bad date rather than failing the write.
+  // refused here as a bad date rather than failing the write. A date-time must also be one JavaScript reads: RFC 3339
+  // lets through a leap second (23:59:60) and an offset of hours only (+01), which would become an invalid Date.
   for (const name of ['date', 'date-time'] as const) {
     const format = ajv.formats[name] as { validate: (s: string) => boolean; compare?: (a: string, b: string) => number | undefined };
-    ajv.addFormat(name, { ...format, validate: (s: string) => !s.startsWith('0000') && format.validate(s) });
+    const readable = name === 'date-time' ? (s: string) => !Number.isNaN(Date.parse(s)) : () => true;
+    ajv.addFormat(name, { ...format, validate: (s: string) => !s.startsWith('0000') && format.validate(s) && readable(s) });
   }
   return ajv;
 }

@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { randomBytesPooled } from '../shared/crypto.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Db } from '../shared/db.ts';
@@ -61,7 +61,11 @@ export function redactPayUrl(url: string): string {
 
 export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
   const base = deps.payBaseUrl.replace(/\/+$/, '');
+  // Requests Fastify refuses before routing (a path that cannot be decoded) are answered like any other: set below,
+  // once the pages and the callback envelope exist.
+  let frameworkError: (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => void = (_err, _req, reply) => void reply.code(400).send();
   const app = Fastify({
+    frameworkErrors: (err, req, reply) => frameworkError(err, req, reply),
     logger: {
       level: deps.logLevel,
       ...(deps.logStream ? { stream: deps.logStream } : {}),
@@ -294,6 +298,24 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
     if (req.url.startsWith('/callbacks/')) return callbackError(reply, 404, 'route_not_found', 'No such callback.');
     return notFoundPage(reply, langOf(req));
   });
+
+  frameworkError = (err, req, reply) => {
+    reply.header('Request-Id', req.id);
+    const badPath = err.code === 'FST_ERR_BAD_URL';
+    if (req.url.startsWith('/callbacks/')) {
+      void callbackError(reply, badPath ? 404 : 400, badPath ? 'route_not_found' : 'invalid_request', badPath ? 'The request path cannot be decoded.' : 'The request could not be read.');
+      return;
+    }
+    const lang = pickLanguage(undefined, req.headers['accept-language']);
+    if (badPath) {
+      void notFoundPage(reply, lang);
+      return;
+    }
+    const t = TEXTS[lang];
+    void html(reply, 400, renderPage('message', serviceLayout(lang, t.errorTitle, '/'), {
+      heading: t.errorTitle, text: t.errorText, linkHref: `/?lang=${lang}`, linkText: t.goToCode,
+    }));
+  };
 
   app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;

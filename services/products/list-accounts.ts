@@ -16,7 +16,8 @@ export async function listAccounts(
   q: AccountListQuery,
 ): Promise<{ items: Account[]; nextCursor: string | null }> {
   const limit = q.limit ?? 50;
-  const scope: CursorScope = { organizationId, list: 'sales_accounts', filters: [q.active ?? null] };
+  // The list's name changed with its order, so a cursor from the text order is invalid_cursor, not a skip or repeat.
+  const scope: CursorScope = { organizationId, list: 'sales_accounts_by_value', filters: [q.active ?? null] };
   const after = q.cursor !== undefined ? (decodeCursor(keyring, scope, q.cursor) as [string, string]) : null;
   const rows = await sql<AccountRow[]>`
     SELECT ${sql(ACCOUNT_COLUMNS)}

@@ -89,6 +89,13 @@ describe('customers', () => {
       });
     }
 
+    it('tells which values a nullable set of literals takes, null included', async () => {
+      const res = await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: { type: 'person', name: 'X', language: 'de' } });
+      assert.equal(res.status, 400);
+      assert.deepEqual(res.body.error.details, [{ path: '/language', message: 'must be one of: da, en, null' }]);
+      assert.equal(res.body.error.message, '/language must be one of: da, en, null.');
+    });
+
     it('names a metadata key that breaks its bounds by its own path, and says it is the key', async () => {
       const res = await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: { type: 'person', name: 'X', metadata: { ['k/'.repeat(21)]: 'v' } } });
       assert.equal(res.status, 400);

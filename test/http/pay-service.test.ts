@@ -388,6 +388,14 @@ describe('pay service', () => {
       assert.equal(text.json().error.code, 'unsupported_media_type');
       assert.match(String(text.headers['request-id']), /^req_[0-9a-f]{20}$/);
       assert.equal(text.json().error.requestId, text.headers['request-id']);
+      // A path that cannot be decoded, too: the envelope on a callback, the not-found page elsewhere, each with its id.
+      const undecodable = await pay.app.inject({ method: 'POST', url: '/callbacks/test%', headers: { 'content-type': 'application/json' }, payload: '{}' });
+      assert.equal(undecodable.statusCode, 404);
+      assert.deepEqual(undecodable.json(), { error: { code: 'route_not_found', message: 'The request path cannot be decoded.', requestId: undecodable.headers['request-id'] } });
+      const page404 = await pay.app.inject({ method: 'GET', url: '/p/%E0%A4%A' });
+      assert.equal(page404.statusCode, 404);
+      assert.match(String(page404.headers['content-type']), /^text\/html/);
+      assert.match(String(page404.headers['request-id']), /^req_[0-9a-f]{20}$/);
       assert.equal((await payments(inv.id)).length, 0);
     });
 

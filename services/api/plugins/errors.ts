@@ -58,7 +58,10 @@ export function validationDetails(errors: ErrorObject[], part: string): ErrorDet
     if (e.keyword === 'format') message = `must be a valid ${(e.params as { format: string }).format}`;
     if (e.keyword === 'const' || e.keyword === 'enum') {
       const values = [...new Set(allowed.get(e.instancePath))].map((v) => (typeof v === 'string' ? v : JSON.stringify(v)));
-      message = values.length === 1 ? `must be ${values[0]}` : `must be one of: ${values.join(', ')}`;
+      // A nullable set (`language`: da, en or null) says that null is taken too.
+      const orNull = errors.some((o) => o.instancePath === e.instancePath && o.keyword === 'type' && (o.params as { type?: string }).type === 'null');
+      const listed = orNull ? [...values, 'null'] : values;
+      message = listed.length === 1 ? `must be ${listed[0]}` : `must be one of: ${listed.join(', ')}`;
     }
     const pointer = path === '' ? '' : path;
     // Unions report one error per branch; the first concrete one per place reads best.
