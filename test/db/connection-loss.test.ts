@@ -40,6 +40,16 @@ describe('Db after a lost connection', () => {
         assert.deepEqual(await within(db.read(async (sql) => [...(await sql<{ one: number }[]>`SELECT 1 AS one`)])), [{ one: 1 }]);
         assert.deepEqual(await within(db.tx(async (tx) => [...(await tx<{ two: number }[]>`SELECT 2 AS two`)])), [{ two: 2 }]);
       }
+      // The use case learns nothing of the loss and refuses on its own: the transaction still fails, and nothing throws.
+      await assert.rejects(
+        db.tx(async (tx) => {
+          const [me] = await tx<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+          await killer`SELECT pg_terminate_backend(${me!.pid})`;
+          await new Promise((r) => setTimeout(r, 100));
+          throw new Error('refused by the use case');
+        }),
+      );
+      assert.deepEqual(await within(db.read(async (sql) => [...(await sql<{ one: number }[]>`SELECT 1 AS one`)])), [{ one: 1 }]);
       await new Promise((r) => setTimeout(r, 50));
       assert.deepEqual(uncaught, []);
     } finally {
