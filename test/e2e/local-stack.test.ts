@@ -246,6 +246,21 @@ describe('npm start: the whole stack on one machine', function () {
     for (const r of [ra, rb]) assert.ok(isGone(r.pids.postgres!) && isGone(r.pids.restateServer!));
   });
 
+  it('stops everything with exit code 1 and one line naming the part when restate-server dies under it', async () => {
+    const dir = newDataDir();
+    const p = await freePort();
+    const stack = await startStack(dir, p);
+    const before = readRuntime(dir);
+    process.kill(before.pids.restateServer!, 'SIGKILL');
+    const code = await Promise.race([stack.exited, new Promise((r) => setTimeout(() => r('still running after 20 s'), 20_000))]);
+    assert.equal(code, 1, stack.stderr());
+    assert.match(stack.stderr(), /^error: restate-server exited unexpectedly \(SIGKILL\); its log: \S+restate\.log\. Stopping everything\.$/m);
+    assert.match(stack.stdout(), /Faktura API stopped, not cleanly\.\n$/);
+    assert.ok(isGone(before.pids.postgres!), 'PostgreSQL was stopped with the rest');
+    assert.equal(readRuntime(dir).status, 'stopped');
+    assert.equal((await api('/healthz', undefined, p).catch(() => undefined))?.status, undefined, 'the API no longer answers');
+  });
+
   /** A start that is expected to fail before starting anything: its exit code and output. */
   async function failedStart(extraEnv: NodeJS.ProcessEnv): Promise<{ dir: string; code: number | null; out: string; errText: string }> {
     const dir = newDataDir();
