@@ -30,6 +30,29 @@ export async function takeNextNumber(sql: Queryable, organizationId: string): Pr
   return row!.number;
 }
 
+/**
+ * A customer's balance figures sum its open invoices, and each must stay a JSON integer the API carries exactly, like
+ * every invoice total (invoice-totals.ts): an issue that could take what the customer owes beyond 2^53 − 1 øre is
+ * refused. The bound counts every open or issuing invoice at its gross plus every reminder fee the customer has;
+ * payments and credit notes only lower it. An organisation's issues queue on its number series, which the caller holds.
+ */
+async function assertCustomerTotalRepresentable(sql: Queryable, organizationId: string, customerId: string, grossOere: number): Promise<void> {
+  const [owed] = await sql<{ total: string }[]>`
+    SELECT (
+      (SELECT coalesce(sum(gross_oere), 0) FROM invoices
+        WHERE organization_id = ${organizationId} AND customer_id = ${customerId} AND type = 'invoice' AND status IN ('issued', 'overdue', 'collections'))
+      + (SELECT coalesce(sum(gross_oere), 0) FROM invoices
+        WHERE organization_id = ${organizationId} AND customer_id = ${customerId} AND type = 'invoice' AND status = 'issuing')
+      + (SELECT coalesce(sum(amount_oere), 0) FROM invoice_fees WHERE organization_id = ${organizationId} AND customer_id = ${customerId})
+    )::text AS total`;
+  if (BigInt(owed!.total) + BigInt(grossOere) > BigInt(Number.MAX_SAFE_INTEGER)) {
+    throw new DomainError(
+      'amount_out_of_range',
+      `Issuing this invoice could take what the customer owes beyond ${Number.MAX_SAFE_INTEGER} øre, the largest amount the API represents exactly.`,
+    );
+  }
+}
+
 export function documentView(
   kind: 'invoice' | 'creditNote',
   number: number,
@@ -122,6 +145,8 @@ export async function reserveIssue(
     });
   }
   const number = await takeNextNumber(sql, organizationId);
+  // Under the series lock, so that two issues for one customer cannot both pass.
+  await assertCustomerTotalRepresentable(sql, organizationId, row.customer_id, row.gross_oere);
   await sql`
     UPDATE invoices SET status = 'issuing', number = ${number}, issue_date = ${issueDate}, due_date = ${dueDate},
       seller_snapshot = ${sql.json(printedSeller(seller) as never)}, buyer_snapshot = ${sql.json(printedBuyer(buyer) as never)},

@@ -74,6 +74,25 @@ describe('invoice errors', () => {
     });
   }
 
+  it('refuses an issue that could take what one customer owes past 2^53 − 1 øre (422 amount_out_of_range, no number used); the balance up to it is exact', async () => {
+    const big = (await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: { type: 'company', name: 'Stor Kunde' } })).body.data.id;
+    const exempt = { description: 'Anlæg', vatRateBps: 0, vatExemptionReason: 'ML13' };
+    const issue = (quantity: number, unitPriceOere: number) =>
+      call(t.app, 'POST', '/v1/invoices?issue=true', { key: org.apiKey, body: { customerId: big, lines: [{ ...exempt, quantity, unitPriceOere }] } });
+    const first = await issue(90071, 100_000_000_000);
+    assert.equal(first.status, 201, first.raw);
+    assert.equal(first.body.data.grossOere, 9_007_100_000_000_000);
+    const tooMuch = await issue(1, 99_254_740_992);
+    assert.equal(tooMuch.status, 422, tooMuch.raw);
+    assert.equal(tooMuch.body.error.code, 'amount_out_of_range');
+    const exactly = await issue(1, 99_254_740_991);
+    assert.equal(exactly.status, 201, exactly.raw);
+    assert.equal(exactly.body.data.number, first.body.data.number + 1, 'the refused issue used no number');
+    const balance = await call(t.app, 'GET', `/v1/customers/${big}/balance`, { key: org.apiKey });
+    assert.equal(balance.status, 200, balance.raw);
+    assert.equal(balance.body.data.outstandingOere, Number.MAX_SAFE_INTEGER);
+  });
+
   it('accepts a due date before the issue date (overdue at once); 422 invalid_due_date only past the year 9999', async () => {
     const draft = (await call(t.app, 'POST', '/v1/invoices', { key: org.apiKey, body: { customerId, lines: [line], paymentTermsDays: 14 } })).body.data;
     const far = await call(t.app, 'POST', `/v1/invoices/${draft.id}/issue`, { key: org.apiKey, body: { issueDate: '9999-12-25' } });
