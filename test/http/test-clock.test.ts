@@ -83,6 +83,9 @@ describe('test clock', () => {
     const none = await call(t.app, 'POST', '/v1/test-clock/advance', { key: org.apiKey });
     assert.equal(none.status, 400);
     assert.equal(none.body.error.code, 'validation_failed');
+    const empty = await advance(org, {});
+    assert.deepEqual(none.body.error.details, empty.body.error.details, 'no body is answered like {}');
+    assert.equal(none.body.error.message, empty.body.error.message);
     assert.equal((await advance(org, { days: 3650 })).status, 200);
   });
 
