@@ -37,6 +37,8 @@ import { createRestateWakeups } from '../services/clock/wakeups.ts';
 import type { Clock } from '../services/shared/clock.ts';
 import { startEventRelay, type RunningRelay } from '../services/events/event-relay.ts';
 import { createRestateEventForwarder } from '../services/events/restate-event-forwarder.ts';
+import { sendToRestate } from '../services/shared/restate-ingress.ts';
+import { WEBHOOK_DELIVERY } from './webhook-delivery.ts';
 
 /** A send still queued this long after it was requested has lost its hand-off to the engine. */
 export const SEND_SWEEP_AGE_MS = 2 * 60 * 1000;
@@ -69,7 +71,13 @@ export interface ActivityResources {
   clock?: Clock;
   /** DNS for webhook deliveries; tests inject one to play a rebinding name server. */
   webhookResolve?: Resolver;
+  /** Hands a webhook delivery to its own WebhookDelivery object through the engine (see WebhookActivityDeps.handOff). */
+  webhookHandOff?: (deliveryId: string) => Promise<void>;
 }
+
+/** A one-way poke of one delivery's WebhookDelivery object through Restate's ingress. */
+export const restateWebhookHandOff = (ingressUrl: string) => (deliveryId: string): Promise<void> =>
+  sendToRestate(ingressUrl, `${WEBHOOK_DELIVERY}/${encodeURIComponent(deliveryId)}/wake`, 'webhook delivery hand-off');
 
 export function createActivities(
   db: Db,
@@ -83,6 +91,7 @@ export function createActivities(
     policy: { allowLoopback: config.webhookAllowLoopback ?? false },
     agents: createWebhookAgents(),
     ...(resources.webhookResolve ? { resolve: resources.webhookResolve } : {}),
+    ...(resources.webhookHandOff ? { handOff: resources.webhookHandOff } : {}),
   };
   const mail: InvoiceMailDeps = {
     db,
@@ -385,6 +394,7 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
         mailer: opts.mailer ?? createMailer(config, createJsonLog(opts.logStream ?? process.stdout, config.logLevel, 'mail')),
         pdf,
         clock,
+        ...(config.restateIngressUrl ? { webhookHandOff: restateWebhookHandOff(config.restateIngressUrl) } : {}),
       }),
       host: config.workflowsHost,
       port: config.workflowsPort,

@@ -25,6 +25,12 @@ export interface WebhookActivityDeps {
   resolve?: Resolver;
   timeoutMs?: number;
   agents?: WebhookAgents;
+  /**
+   * Hands a delivery whose first attempt failed to its own WebhookDelivery object at once (a one-way call through
+   * the engine), so its retry schedule starts while the event's other first attempts may still be out. Without it,
+   * or should the call fail, the hand-off at the end of the fan-out step does the same, only later.
+   */
+  handOff?: (deliveryId: string) => Promise<void>;
 }
 
 /** What a woken delivery does next; journaled by the workflow, so it holds no secret and no body. */
@@ -87,10 +93,45 @@ export async function deliverWebhooks(deps: WebhookActivityDeps, deliveryIds: st
   return attemptAll(deps, plans);
 }
 
-async function attemptAll(deps: WebhookActivityDeps, plans: Map<string, Plan>): Promise<Map<string, DeliveryStep>> {
+/**
+ * Attempts that finish this close together are recorded in one statement; a slower one waits for nobody else. A
+ * failed delivery's retry is due from its recording, so an endpoint that hangs until the timeout must not hold back
+ * the recording, and the hand-off, of another endpoint of the same event that answered at once.
+ */
+const RECORD_BATCH_WINDOW_MS = 20;
+
+async function attemptAll(deps: WebhookActivityDeps, plans: Map<string, Plan>, opts: { handOff?: boolean } = {}): Promise<Map<string, DeliveryStep>> {
   const due = [...plans].filter((e): e is [string, Plan & { kind: 'attempt' }] => e[1].kind === 'attempt');
-  const results = await Promise.all(due.map(async ([deliveryId, p]) => ({ deliveryId, result: await attempt(deps, p.plan) })));
-  const after = await record(deps, results);
+  const after = new Map<string, AfterAttempt>();
+  const recordings: Promise<void>[] = [];
+  let batch: { deliveryId: string; result: AttemptResult }[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  let outstanding = due.length;
+  const flush = () => {
+    clearTimeout(timer);
+    timer = undefined;
+    const results = batch;
+    batch = [];
+    const recorded = record(deps, results).then((steps) => {
+      for (const [id, step] of steps) {
+        after.set(id, step);
+        if (opts.handOff && deps.handOff && step.next === 'wait') deps.handOff(id).catch(() => {});
+      }
+    });
+    // Observed at once (a failure must not go unhandled while other attempts are still out); thrown below.
+    recorded.catch(() => {});
+    recordings.push(recorded);
+  };
+  await Promise.all(
+    due.map(async ([deliveryId, p]) => {
+      const result = await attempt(deps, p.plan);
+      batch.push({ deliveryId, result });
+      outstanding -= 1;
+      if (outstanding === 0) flush();
+      else timer ??= setTimeout(flush, RECORD_BATCH_WINDOW_MS);
+    }),
+  );
+  await Promise.all(recordings);
   return new Map([...plans].map(([id, plan]) => [id, stepOf(plan, after.get(id))]));
 }
 
@@ -107,7 +148,7 @@ export async function deliverWebhook(deps: WebhookActivityDeps, deliveryId: stri
 export async function fanOutAndDeliver(deps: WebhookActivityDeps, eventId: string, organizationId: string): Promise<string[]> {
   const created = await fanOutEvent(deps.db, deps.clock, deps.keyring, eventId, organizationId, `event:${eventId}`);
   if (created.length === 0) return [];
-  const steps = await attemptAll(deps, new Map(created.map((c): [string, Plan] => [c.id, { kind: 'attempt', plan: c.plan }])));
+  const steps = await attemptAll(deps, new Map(created.map((c): [string, Plan] => [c.id, { kind: 'attempt', plan: c.plan }])), { handOff: true });
   return created.filter((c) => steps.get(c.id)!.next === 'wait').map((c) => c.id);
 }
 

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { Webhook } from 'standardwebhooks';
 import { freePort } from '../../deploy/local/ports.ts';
@@ -9,7 +11,7 @@ import { recordEvent } from '../../services/events/record-event.ts';
 import { createRestateEventForwarder } from '../../services/events/restate-event-forwarder.ts';
 import { overdueOrganizations, RETRY_SCHEDULE_MS } from '../../services/webhooks/delivery-store.ts';
 import { uuidv7 } from '../../services/shared/ids.ts';
-import { createActivities, registerDeployment, startWorkflowsEndpoint, type WorkflowsEndpoint } from '../../workflows/main.ts';
+import { createActivities, registerDeployment, restateWebhookHandOff, startWorkflowsEndpoint, type WorkflowsEndpoint } from '../../workflows/main.ts';
 import { testActivityResources } from '../helpers/activities.ts';
 import { call, createTestOrg, startTestApp, testClock, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
 import { startTestRestate, type TestRestate } from '../helpers/restate.ts';
@@ -43,7 +45,7 @@ describe('webhook delivery', function () {
       activities: createActivities(
         db,
         { idempotencyRetentionDays: 30, mailFromAddress: 'no-reply@faktura.invalid', publicApiUrl: undefined, webhookAllowLoopback: true },
-        { ...testActivityResources(), clock: testClock() },
+        { ...testActivityResources(), clock: testClock(), webhookHandOff: (id) => restateWebhookHandOff(restate.ingressUrl)(id) },
       ),
       host: '127.0.0.1',
       port: await freePort(),
@@ -387,6 +389,33 @@ describe('webhook delivery', function () {
       assert.equal(left!.n, 0);
     } finally {
       await receiver.stop();
+    }
+  });
+
+  it('an endpoint that hangs holds back nobody: another endpoint of the same event is recorded and retried on its own time', async () => {
+    // Takes the request and never answers (until it is closed), like a receiver stuck behind a dead database.
+    const stuck = createServer(() => {});
+    await new Promise<void>((r) => stuck.listen(0, '127.0.0.1', () => r()));
+    const failing = new Receiver();
+    failing.status = () => 500;
+    await failing.start();
+    try {
+      const org = await createTestOrg();
+      const hung = await register(org, `http://127.0.0.1:${(stuck.address() as AddressInfo).port}/hook`, ['invoice.sent']);
+      const erring = await register(org, failing.url, ['invoice.sent']);
+      const { id } = await emit(org, 'invoice.sent');
+      const [first] = await failing.waitFor(1);
+      const recorded = await until('the failed attempt recorded while the other still hangs', erring.id, id, (d) => d.attempts === 1);
+      assert.equal(recorded.status, 'failed');
+      const dueAfter = recorded.next_attempt_at!.getTime() - first!.at;
+      assert.ok(dueAfter < RETRY_SCHEDULE_MS[0]! + 2000, `retry due ${dueAfter} ms after the attempt`);
+      assert.equal((await deliveryOf(hung.id, id))!.attempts, 0, 'the hanging attempt is still out');
+      const [, second] = await failing.waitFor(2);
+      assert.ok(second!.at - first!.at < RETRY_SCHEDULE_MS[0]! + 3000, `second attempt ${second!.at - first!.at} ms after the first`);
+    } finally {
+      stuck.closeAllConnections();
+      await new Promise((r) => stuck.close(r));
+      await failing.stop();
     }
   });
 
