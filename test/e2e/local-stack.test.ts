@@ -251,6 +251,11 @@ describe('npm start: the whole stack on one machine', function () {
     const p = await freePort();
     const stack = await startStack(dir, p);
     const before = readRuntime(dir);
+    // Neither server shares the start's process group, which a terminal's Ctrl-C signals as a whole: the stop that
+    // lets requests in flight finish must not find PostgreSQL already shutting down.
+    const group = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[2];
+    assert.notEqual(group(before.pids.postgres!), group(stack.child.pid!));
+    assert.notEqual(group(before.pids.restateServer!), group(stack.child.pid!));
     process.kill(before.pids.restateServer!, 'SIGKILL');
     const code = await Promise.race([stack.exited, new Promise((r) => setTimeout(() => r('still running after 20 s'), 20_000))]);
     assert.equal(code, 1, stack.stderr());
