@@ -7,7 +7,15 @@ import { readConfig } from '../shared/config.ts';
 import { createSql } from '../shared/db.ts';
 import { migrate } from './migrate.ts';
 
-async function main(): Promise<number> {
+const USAGE = 'usage: npm run migrate   (applies pending migrations to DATABASE_URL, else to the database `npm start` runs; takes no arguments)\n';
+
+async function main(args: string[]): Promise<number> {
+  // Anything given is a mistake or a question (--help): answered without touching a database.
+  if (args.length > 0) {
+    const help = args.length === 1 && ['--help', '-h', 'help'].includes(args[0]!);
+    (help ? process.stdout : process.stderr).write(help ? USAGE : `error: unexpected argument ${JSON.stringify(args[0])}\n${USAGE}`);
+    return help ? 0 : 2;
+  }
   let location: DatabaseLocation;
   try {
     location = resolveDatabaseUrl(readConfig());
@@ -33,4 +41,4 @@ async function main(): Promise<number> {
 }
 
 // Set, not forced with process.exit(), so that buffered output reaches a pipe before the process ends.
-process.exitCode = await main();
+process.exitCode = await main(process.argv.slice(2));

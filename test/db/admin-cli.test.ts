@@ -3,6 +3,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import postgres from 'postgres';
 import { SCOPES } from '../../contracts/scopes.ts';
 import { ApiKeyCache, listenForKeyChanges } from '../../services/api/plugins/auth.ts';
 import { NO_DATABASE_MESSAGE } from '../../services/admin/database-url.ts';
@@ -400,6 +401,23 @@ describe('operator command (npm run admin)', () => {
         const second = await runScript('services/db/migrate-cli.ts', [], envWith(url));
         assert.equal(second.code, 0, second.stderr);
         assert.equal(second.stdout, 'The database is up to date; no migrations were pending.\n');
+      });
+
+      it('npm run migrate answers --help with its usage and refuses other arguments (exit 2), touching no database', async () => {
+        const url = await freshDatabase();
+        const help = await runScript('services/db/migrate-cli.ts', ['--help'], envWith(url));
+        assert.equal(help.code, 0);
+        assert.match(help.stdout, /^usage: npm run migrate/);
+        const odd = await runScript('services/db/migrate-cli.ts', ['--force'], envWith(url));
+        assert.equal(odd.code, 2);
+        assert.match(odd.stderr, /^error: unexpected argument "--force"\nusage: npm run migrate/);
+        const sql = postgres(url, { max: 1, onnotice: () => {} });
+        try {
+          const [found] = await sql`SELECT to_regclass('public.customers') AS t`;
+          assert.equal(found!.t, null, 'no migration ran');
+        } finally {
+          await sql.end();
+        }
       });
     });
   });
