@@ -90,7 +90,7 @@ const stepOf = (plan: Plan, after: AfterAttempt | undefined): DeliveryStep => {
  */
 export async function deliverWebhooks(deps: WebhookActivityDeps, deliveryIds: string[], claimant: string): Promise<Map<string, DeliveryStep>> {
   const plans = await planAttempts(deps.db, deps.clock, deps.keyring, deliveryIds, claimant);
-  return attemptAll(deps, plans);
+  return (await attemptAll(deps, plans)).steps;
 }
 
 /**
@@ -100,10 +100,17 @@ export async function deliverWebhooks(deps: WebhookActivityDeps, deliveryIds: st
  */
 const RECORD_BATCH_WINDOW_MS = 20;
 
-async function attemptAll(deps: WebhookActivityDeps, plans: Map<string, Plan>, opts: { handOff?: boolean } = {}): Promise<Map<string, DeliveryStep>> {
+/** The steps of the deliveries, and those of them already handed to their own object (`handOff`). */
+interface Attempted {
+  steps: Map<string, DeliveryStep>;
+  handedOff: Set<string>;
+}
+
+async function attemptAll(deps: WebhookActivityDeps, plans: Map<string, Plan>, opts: { handOff?: boolean } = {}): Promise<Attempted> {
   const due = [...plans].filter((e): e is [string, Plan & { kind: 'attempt' }] => e[1].kind === 'attempt');
   const after = new Map<string, AfterAttempt>();
   const recordings: Promise<void>[] = [];
+  const handOffs: Promise<string | undefined>[] = [];
   let batch: { deliveryId: string; result: AttemptResult }[] = [];
   let timer: NodeJS.Timeout | undefined;
   let outstanding = due.length;
@@ -115,7 +122,12 @@ async function attemptAll(deps: WebhookActivityDeps, plans: Map<string, Plan>, o
     const recorded = record(deps, results).then((steps) => {
       for (const [id, step] of steps) {
         after.set(id, step);
-        if (opts.handOff && deps.handOff && step.next === 'wait') deps.handOff(id).catch(() => {});
+        if (opts.handOff && deps.handOff && step.next === 'wait') {
+          const handOff = deps.handOff;
+          // Never a reason for the recording (already committed) to count as failed; a failed hand-off is left to the
+          // step's own, at its end.
+          handOffs.push(Promise.resolve().then(() => handOff(id)).then(() => id, () => undefined));
+        }
       }
     });
     // Observed at once (a failure must not go unhandled while other attempts are still out); thrown below.
@@ -132,7 +144,8 @@ async function attemptAll(deps: WebhookActivityDeps, plans: Map<string, Plan>, o
     }),
   );
   await Promise.all(recordings);
-  return new Map([...plans].map(([id, plan]) => [id, stepOf(plan, after.get(id))]));
+  const handedOff = new Set((await Promise.all(handOffs)).filter((id): id is string => id !== undefined));
+  return { steps: new Map([...plans].map(([id, plan]) => [id, stepOf(plan, after.get(id))])), handedOff };
 }
 
 /** One delivery's step, for its own workflow. */
@@ -143,13 +156,14 @@ export async function deliverWebhook(deps: WebhookActivityDeps, deliveryId: stri
 /**
  * The fan-out of one committed event, with the first attempt of each of its deliveries made right here: most
  * deliveries succeed at once and never need a workflow of their own. Returns the deliveries that did not finish (a
- * failed first attempt, a claim held elsewhere), which their own workflow takes over.
+ * failed first attempt, a claim held elsewhere) and not yet handed to their own workflow, which takes them over.
  */
 export async function fanOutAndDeliver(deps: WebhookActivityDeps, eventId: string, organizationId: string): Promise<string[]> {
   const created = await fanOutEvent(deps.db, deps.clock, deps.keyring, eventId, organizationId, `event:${eventId}`);
   if (created.length === 0) return [];
-  const steps = await attemptAll(deps, new Map(created.map((c): [string, Plan] => [c.id, { kind: 'attempt', plan: c.plan }])), { handOff: true });
-  return created.filter((c) => steps.get(c.id)!.next === 'wait').map((c) => c.id);
+  const { steps, handedOff } = await attemptAll(deps, new Map(created.map((c): [string, Plan] => [c.id, { kind: 'attempt', plan: c.plan }])), { handOff: true });
+  // Those already handed to their own object are not handed again (a second poke would only re-arm its timer).
+  return created.filter((c) => steps.get(c.id)!.next === 'wait' && !handedOff.has(c.id)).map((c) => c.id);
 }
 
 export const dueWakeUps = (deps: WebhookActivityDeps, organizationId: string, after: WakeRef | null, limit: number): Promise<WakeRef[]> =>

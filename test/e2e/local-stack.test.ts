@@ -266,6 +266,21 @@ describe('npm start: the whole stack on one machine', function () {
     assert.equal((await api('/healthz', undefined, p).catch(() => undefined))?.status, undefined, 'the API no longer answers');
   });
 
+  it('stops everything with exit code 1 when PostgreSQL dies under it, and starts again on the same data', async () => {
+    const dir = newDataDir();
+    const p = await freePort();
+    const stack = await startStack(dir, p);
+    const before = readRuntime(dir);
+    process.kill(before.pids.postgres!, 'SIGQUIT'); // immediate shutdown, as after a crash
+    const code = await Promise.race([stack.exited, new Promise((r) => setTimeout(() => r('still running after 20 s'), 20_000))]);
+    assert.equal(code, 1, stack.stderr());
+    assert.match(stack.stderr(), /^error: PostgreSQL exited unexpectedly \(exit code \d+\); its log: \S+postgres\.log\. Stopping everything\.$/m);
+    assert.ok(isGone(before.pids.restateServer!), 'restate-server was stopped with the rest');
+    const again = await startStack(dir, p);
+    assert.equal((await api('/readyz', undefined, p)).status, 200);
+    assert.equal((await stopStack(again)).code, 0);
+  });
+
   /** A start that is expected to fail before starting anything: its exit code and output. */
   async function failedStart(extraEnv: NodeJS.ProcessEnv): Promise<{ dir: string; code: number | null; out: string; errText: string }> {
     const dir = newDataDir();
