@@ -100,8 +100,10 @@ async function spawnServer(
         if (seen.includes('database system is ready to accept connections')) resolve();
       });
       child.once('error', reject);
-      void exited.then((how) => reject(new Error(`PostgreSQL exited during start-up (${how.signal ?? `exit code ${how.code}`}): ${seen.trim().split('\n').pop() ?? ''}`)));
-      deadline = setTimeout(() => reject(new Error(`PostgreSQL was not ready after ${START_TIMEOUT_MS / 1000} s: ${seen.trim().split('\n').pop() ?? ''}`)), START_TIMEOUT_MS);
+      // The server's last words say why.
+      const lastLine = () => seen.trim().split('\n').pop() ?? '';
+      void exited.then((how) => reject(new Error(`PostgreSQL exited during start-up (${how.signal ?? `exit code ${how.code}`}): ${lastLine()}`)));
+      deadline = setTimeout(() => reject(new Error(`PostgreSQL was not ready after ${START_TIMEOUT_MS / 1000} s: ${lastLine()}`)), START_TIMEOUT_MS);
     });
   } catch (err) {
     // Nothing half-started is left behind: the server is stopped at once (immediate shutdown) and forgotten.

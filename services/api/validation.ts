@@ -25,8 +25,10 @@ function makeAjv(coerce: boolean): Ajv {
   // lets through a leap second (23:59:60) and an offset of hours only (+01), which would become an invalid Date.
   for (const name of ['date', 'date-time'] as const) {
     const format = ajv.formats[name] as { validate: (s: string) => boolean; compare?: (a: string, b: string) => number | undefined };
-    const readable = name === 'date-time' ? (s: string) => !Number.isNaN(Date.parse(s)) : () => true;
-    ajv.addFormat(name, { ...format, validate: (s: string) => !s.startsWith('0000') && format.validate(s) && readable(s) });
+    ajv.addFormat(name, {
+      ...format,
+      validate: (s: string) => !s.startsWith('0000') && format.validate(s) && (name === 'date' || !Number.isNaN(Date.parse(s))),
+    });
   }
   return ajv;
 }

@@ -37,6 +37,7 @@ export async function takeNextNumber(sql: Queryable, organizationId: string): Pr
  * payments and credit notes only lower it. An organisation's issues queue on its number series, which the caller holds.
  */
 async function assertCustomerTotalRepresentable(sql: Queryable, organizationId: string, customerId: string, grossOere: number): Promise<void> {
+  // Open invoices and issuing ones apart: the first term is read from the partial index of open invoices.
   const [owed] = await sql<{ total: string }[]>`
     SELECT (
       (SELECT coalesce(sum(gross_oere), 0) FROM invoices

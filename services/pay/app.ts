@@ -134,6 +134,12 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
     lang, title, brand: TEXTS[lang].serviceName, switchHref: switchHref(path, lang),
   });
 
+  const errorPage = (reply: FastifyReply, status: number, lang: Language) => {
+    const t = TEXTS[lang];
+    return html(reply, status, renderPage('message', serviceLayout(lang, t.errorTitle, '/'), {
+      heading: t.errorTitle, text: t.errorText, linkHref: `/?lang=${lang}`, linkText: t.goToCode,
+    }));
+  };
   const notFoundPage = (reply: FastifyReply, lang: Language) => {
     const t = TEXTS[lang];
     return html(reply, 404, renderPage('message', serviceLayout(lang, t.notFoundTitle, '/'), {
@@ -311,10 +317,7 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
       void notFoundPage(reply, lang);
       return;
     }
-    const t = TEXTS[lang];
-    void html(reply, 400, renderPage('message', serviceLayout(lang, t.errorTitle, '/'), {
-      heading: t.errorTitle, text: t.errorText, linkHref: `/?lang=${lang}`, linkText: t.goToCode,
-    }));
+    void errorPage(reply, 400, lang);
   };
 
   app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
@@ -324,11 +327,7 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
       const code = status === 500 ? 'internal_error' : (FRAMEWORK_ERROR_CODES[status] ?? 'invalid_request');
       return callbackError(reply, status, code, status === 500 ? 'The callback could not be handled; retry later.' : err.message);
     }
-    const lang = pickLanguage(undefined, req.headers['accept-language']);
-    const t = TEXTS[lang];
-    return html(reply, status, renderPage('message', serviceLayout(lang, t.errorTitle, '/'), {
-      heading: t.errorTitle, text: t.errorText, linkHref: `/?lang=${lang}`, linkText: t.goToCode,
-    }));
+    return errorPage(reply, status, pickLanguage(undefined, req.headers['accept-language']));
   });
 
   await app.ready();

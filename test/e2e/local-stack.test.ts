@@ -246,18 +246,30 @@ describe('npm start: the whole stack on one machine', function () {
     for (const r of [ra, rb]) assert.ok(isGone(r.pids.postgres!) && isGone(r.pids.restateServer!));
   });
 
-  it('stops everything with exit code 1 and one line naming the part when restate-server dies under it', async () => {
+  /** Starts a stack, signals one of its servers as if it died on its own, and waits for the start to exit. */
+  async function startAndKill(part: 'postgres' | 'restateServer', signal: NodeJS.Signals) {
     const dir = newDataDir();
     const p = await freePort();
     const stack = await startStack(dir, p);
     const before = readRuntime(dir);
-    // Neither server shares the start's process group, which a terminal's Ctrl-C signals as a whole: the stop that
-    // lets requests in flight finish must not find PostgreSQL already shutting down.
-    const group = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[2];
-    assert.notEqual(group(before.pids.postgres!), group(stack.child.pid!));
-    assert.notEqual(group(before.pids.restateServer!), group(stack.child.pid!));
-    process.kill(before.pids.restateServer!, 'SIGKILL');
+    process.kill(before.pids[part]!, signal);
     const code = await Promise.race([stack.exited, new Promise((r) => setTimeout(() => r('still running after 20 s'), 20_000))]);
+    return { dir, p, stack, before, code };
+  }
+
+  it('runs neither server in the process group of the start, which a terminal’s Ctrl-C signals as a whole', async () => {
+    // The stop that lets requests in flight finish must not find PostgreSQL already shutting down.
+    const dir = newDataDir();
+    const stack = await startStack(dir, await freePort());
+    const { pids } = readRuntime(dir);
+    const group = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[2];
+    assert.notEqual(group(pids.postgres!), group(stack.child.pid!));
+    assert.notEqual(group(pids.restateServer!), group(stack.child.pid!));
+    assert.equal((await stopStack(stack)).code, 0);
+  });
+
+  it('stops everything with exit code 1 and one line naming the part when restate-server dies under it', async () => {
+    const { dir, p, stack, before, code } = await startAndKill('restateServer', 'SIGKILL');
     assert.equal(code, 1, stack.stderr());
     assert.match(stack.stderr(), /^error: restate-server exited unexpectedly \(SIGKILL\); its log: \S+restate\.log\. Stopping everything\.$/m);
     assert.match(stack.stdout(), /Faktura API stopped, not cleanly\.\n$/);
@@ -267,12 +279,7 @@ describe('npm start: the whole stack on one machine', function () {
   });
 
   it('stops everything with exit code 1 when PostgreSQL dies under it, and starts again on the same data', async () => {
-    const dir = newDataDir();
-    const p = await freePort();
-    const stack = await startStack(dir, p);
-    const before = readRuntime(dir);
-    process.kill(before.pids.postgres!, 'SIGQUIT'); // immediate shutdown, as after a crash
-    const code = await Promise.race([stack.exited, new Promise((r) => setTimeout(() => r('still running after 20 s'), 20_000))]);
+    const { dir, p, stack, before, code } = await startAndKill('postgres', 'SIGQUIT'); // immediate shutdown, as after a crash
     assert.equal(code, 1, stack.stderr());
     assert.match(stack.stderr(), /^error: PostgreSQL exited unexpectedly \(exit code \d+\); its log: \S+postgres\.log\. Stopping everything\.$/m);
     assert.ok(isGone(before.pids.restateServer!), 'restate-server was stopped with the rest');

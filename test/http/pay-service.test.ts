@@ -388,6 +388,9 @@ describe('pay service', () => {
       assert.equal(text.json().error.code, 'unsupported_media_type');
       assert.match(String(text.headers['request-id']), /^req_[0-9a-f]{20}$/);
       assert.equal(text.json().error.requestId, text.headers['request-id']);
+      const huge = await pay.app.inject({ method: 'POST', url: '/callbacks/test', headers: { 'content-type': 'application/json' }, payload: `"${'x'.repeat(70 * 1024)}"` });
+      assert.equal(huge.statusCode, 413);
+      assert.equal(huge.json().error.code, 'payload_too_large');
       // A path that cannot be decoded, too: the envelope on a callback, the not-found page elsewhere, each with its id.
       const undecodable = await pay.app.inject({ method: 'POST', url: '/callbacks/test%', headers: { 'content-type': 'application/json' }, payload: '{}' });
       assert.equal(undecodable.statusCode, 404);

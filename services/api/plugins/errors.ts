@@ -27,15 +27,15 @@ export function validationDetails(errors: ErrorObject[], part: string): ErrorDet
   // A nullable field (or any union) that got a wrong value fails every branch: "must be null" and "must match a schema
   // in anyOf" are the less useful part when a concrete error names the place, or a place inside it
   // (`/address/street` too long says more than `/address` must be null).
-  const isUnionNoise = (e: ErrorObject) => (e.keyword === 'type' && (e.params as { type?: string }).type === 'null') || e.keyword === 'anyOf';
+  const isNullBranch = (e: ErrorObject) => e.keyword === 'type' && (e.params as { type?: string }).type === 'null';
+  const isUnionNoise = (e: ErrorObject) => isNullBranch(e) || e.keyword === 'anyOf';
   const concretePlaces = errors.filter((e) => !isUnionNoise(e)).map((e) => e.instancePath);
   const explainedAtOrBelow = (path: string) => concretePlaces.some((p) => p === path || p.startsWith(`${path}/`));
   // A union of literals (TypeBox's enums) fails once per literal: the place gets one message naming them all.
   const allowed = new Map<string, unknown[]>();
   for (const e of errors) {
-    const values = e.keyword === 'const' ? [(e.params as { allowedValue: unknown }).allowedValue]
-      : e.keyword === 'enum' ? (e.params as { allowedValues: unknown[] }).allowedValues : [];
-    if (values.length > 0) allowed.set(e.instancePath, [...(allowed.get(e.instancePath) ?? []), ...values]);
+    if (e.keyword !== 'const') continue;
+    allowed.set(e.instancePath, [...(allowed.get(e.instancePath) ?? []), (e.params as { allowedValue: unknown }).allowedValue]);
   }
   for (const e of errors) {
     if (isUnionNoise(e) && explainedAtOrBelow(e.instancePath)) continue;
@@ -56,10 +56,10 @@ export function validationDetails(errors: ErrorObject[], part: string): ErrorDet
       message = e.keyword === 'propertyNames' ? 'is not an allowed key' : `key ${message}`;
     }
     if (e.keyword === 'format') message = `must be a valid ${(e.params as { format: string }).format}`;
-    if (e.keyword === 'const' || e.keyword === 'enum') {
+    if (e.keyword === 'const') {
       const values = [...new Set(allowed.get(e.instancePath))].map((v) => (typeof v === 'string' ? v : JSON.stringify(v)));
       // A nullable set (`language`: da, en or null) says that null is taken too.
-      const orNull = errors.some((o) => o.instancePath === e.instancePath && o.keyword === 'type' && (o.params as { type?: string }).type === 'null');
+      const orNull = errors.some((o) => o.instancePath === e.instancePath && isNullBranch(o));
       const listed = orNull ? [...values, 'null'] : values;
       message = listed.length === 1 ? `must be ${listed[0]}` : `must be one of: ${listed.join(', ')}`;
     }
