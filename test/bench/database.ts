@@ -16,7 +16,7 @@ import type { Keyring } from '../../services/shared/crypto.ts';
 import { createOrganization } from '../../services/organizations/create-organization.ts';
 import { createCustomer } from '../../services/customers/create-customer.ts';
 import type { CustomerCreate } from '../../contracts/customers.ts';
-import { BENCH_TABLE } from './protocol.ts';
+import { BENCH_CUSTOMERS_TABLE, BENCH_TABLE } from './protocol.ts';
 
 export interface BenchDatabase {
   /** Where the server runs: 'DATABASE_URL' or 'embedded'. */
@@ -138,13 +138,15 @@ export function customerBody(n: number): CustomerCreate {
 
 export interface Seeded {
   organizationId: string;
+  /** An organisation of its own for the C0 floor's stored responses (its customers are in a table of their own). */
+  floorOrganizationId: string;
   apiKey: string;
   customerIds: string[];
 }
 
 /**
  * Migrates, creates the I baseline's table, one organisation (its first key holds every scope) and `count`
- * customers through the createCustomer use case, `poolMax` transactions at a time.
+ * customers through the createCustomer use case, `poolMax` transactions at a time, and a second organisation for C0.
  */
 export async function prepare(url: string, keyring: Keyring, count: number, poolMax: number): Promise<Seeded> {
   const db = new Db(createSql(url, { max: poolMax }), poolMax);
@@ -153,7 +155,11 @@ export async function prepare(url: string, keyring: Keyring, count: number, pool
     await db.sql.unsafe(
       `CREATE TABLE ${BENCH_TABLE} (id uuid PRIMARY KEY, body jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`,
     );
+    // C0's customers go to a copy of the table (same columns, checks and indexes; no foreign keys), so that they
+    // never become the newest rows the list and S50 page through, nor rows the app would try to decrypt.
+    await db.sql.unsafe(`CREATE TABLE ${BENCH_CUSTOMERS_TABLE} (LIKE customers INCLUDING ALL)`);
     const org = await db.tx((tx) => createOrganization(tx, { name: 'Bench ApS', cvr: '12345678', sandbox: true }));
+    const floorOrg = await db.tx((tx) => createOrganization(tx, { name: 'Bench Floor ApS', sandbox: true }));
     const customerIds: string[] = new Array<string>(count);
     let next = 0;
     const worker = async () => {
@@ -165,7 +171,7 @@ export async function prepare(url: string, keyring: Keyring, count: number, pool
     await Promise.all(Array.from({ length: poolMax }, worker));
     // Fresh statistics, so the planner sees the seeded table as it is rather than as empty.
     await db.sql`ANALYZE`;
-    return { organizationId: org.organizationId, apiKey: org.apiKey, customerIds };
+    return { organizationId: org.organizationId, floorOrganizationId: floorOrg.organizationId, apiKey: org.apiKey, customerIds };
   } finally {
     await db.close();
   }

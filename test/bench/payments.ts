@@ -167,9 +167,12 @@ export async function seedPayments(
   }
 }
 
-/** One registration request: a random open invoice, 100 øre paid yesterday, a key never used before. */
-export function paymentRequest(seed: PaymentsSeed, runId: string, n: number): { path: string; key: string; body: string } {
-  const invoiceId = seed.openInvoiceIds[Math.floor(Math.random() * seed.openInvoiceIds.length)]!;
+/**
+ * One registration request: a random open invoice (or the given one: the checks before the load each take their own,
+ * so each knows what its invoice has been paid), 100 øre paid yesterday, a key never used before.
+ */
+export function paymentRequest(seed: PaymentsSeed, runId: string, n: number, invoiceIndex?: number): { path: string; key: string; body: string } {
+  const invoiceId = seed.openInvoiceIds[invoiceIndex ?? Math.floor(Math.random() * seed.openInvoiceIds.length)]!;
   return {
     path: `/v1/invoices/${invoiceId}/payments`,
     key: `bench-pay-${runId}-${n}`,

@@ -17,3 +17,5 @@ export interface UsageMessage {
 
 /** The table the I baseline writes to. The bench creates it, so the app's migrations stay untouched. */
 export const BENCH_TABLE = 'bench_inserts';
+/** C0's copy of the customers table. */
+export const BENCH_CUSTOMERS_TABLE = 'bench_customers';

@@ -35,8 +35,14 @@ function intEnv(name: string, dflt: number, min = 0): number {
   return n;
 }
 
-type RouteId = 'h' | 's' | 's50' | 'i' | 'get' | 'list' | 'post' | 'pay' | 'balance' | 'sustained' | 'issuing' | 'webhooks';
-const ROUTE_IDS: readonly RouteId[] = ['h', 's', 's50', 'i', 'get', 'list', 'post', 'pay', 'balance', 'sustained', 'issuing', 'webhooks'];
+type RouteId = 'h' | 's' | 's50' | 'i' | 'c0' | 'p0' | 'get' | 'list' | 'post' | 'pay' | 'balance' | 'sustained' | 'issuing' | 'webhooks';
+const ROUTE_IDS: readonly RouteId[] = ['h', 's', 's50', 'i', 'c0', 'p0', 'get', 'list', 'post', 'pay', 'balance', 'sustained', 'issuing', 'webhooks'];
+/** Each diagnostic floor, the route it bounds and the baseline that route's target is measured against. */
+const FLOORS: readonly { route: RouteId; floor: RouteId; baseline: RouteId; what: string }[] = [
+  { route: 'list', floor: 's50', baseline: 's', what: 'the same page query, mapped and serialised, without decryption, auth or response schema' },
+  { route: 'post', floor: 'c0', baseline: 'i', what: 'key lock and lookup, then the customer row and stored response in one round trip' },
+  { route: 'pay', floor: 'p0', baseline: 'i', what: 'key and invoice locks with the paid sum in one statement, then payment, event and stored response in one round trip' },
+];
 
 const settings = {
   durationSec: intEnv('BENCH_DURATION', 10, 1),
@@ -244,7 +250,7 @@ async function main(): Promise<number> {
   log(`migrated and seeded ${seeded.customerIds.length} customers in ${((performance.now() - t) / 1000).toFixed(1)} s`);
 
   let paymentsSeed: PaymentsSeed | undefined;
-  if (wanted('pay') || wanted('balance')) {
+  if (wanted('pay') || wanted('p0') || wanted('balance')) {
     const tp = performance.now();
     paymentsSeed = await seedPayments(database.url, keyring, seeded.organizationId, {
       balanceInvoices: settings.balanceInvoices,
@@ -273,7 +279,7 @@ async function main(): Promise<number> {
   });
   const randomCustomerPath = (prefix: string) => (req: autocannon.Request) => ({ ...req, path: `${prefix}/${pick(seeded.customerIds)}` });
   let paid = 0;
-  const nextPayment = () => paymentRequest(paymentsSeed!, runId, ++paid);
+  const nextPayment = (invoiceIndex?: number) => paymentRequest(paymentsSeed!, runId, ++paid, invoiceIndex);
 
   const routes: Route[] = [
     {
@@ -351,11 +357,55 @@ async function main(): Promise<number> {
         }),
     },
     {
+      id: 'c0',
+      label: 'C0 bare customer create (diagnostic)',
+      server: 'i',
+      check: (base) => {
+        const first = nextPostBody();
+        const headers = { ...json, 'idempotency-key': first.key };
+        return check('C0', `${base}/c0/${seeded.floorOrganizationId}/customers`, { method: 'POST', headers, body: first.body }, 201, (b) => {
+          const d = (b as { data?: { email?: string } }).data;
+          return typeof d?.email === 'string';
+        });
+      },
+      load: (port) =>
+        spec(port, `/c0/${seeded.floorOrganizationId}/customers`, {
+          method: 'POST',
+          headers: json,
+          setupRequest: (req) => {
+            const { key, body } = nextPostBody();
+            return { ...req, headers: { ...req.headers, 'idempotency-key': key }, body };
+          },
+        }),
+    },
+    {
+      id: 'p0',
+      label: 'P0 bare payment writes (diagnostic)',
+      server: 'i',
+      check: (base) => {
+        const p = nextPayment(1);
+        const headers = { ...json, 'idempotency-key': p.key };
+        return check('P0', `${base}/p0${p.path}`, { method: 'POST', headers, body: p.body }, 201, (b) => {
+          const r = b as { meta?: { outcome?: string } };
+          return r.meta?.outcome === 'partial';
+        });
+      },
+      load: (port) =>
+        spec(port, '/p0/v1/invoices', {
+          method: 'POST',
+          headers: json,
+          setupRequest: (req) => {
+            const p = nextPayment();
+            return { ...req, path: `/p0${p.path}`, headers: { ...req.headers, 'idempotency-key': p.key }, body: p.body };
+          },
+        }),
+    },
+    {
       id: 'pay',
       label: 'POST /v1/invoices/{id}/payments',
       server: 'app',
       check: (base) => {
-        const p = nextPayment();
+        const p = nextPayment(0);
         const headers = { ...auth, ...json, 'idempotency-key': p.key };
         return check('POST /v1/invoices/{id}/payments', `${base}${p.path}`, { method: 'POST', headers, body: p.body }, 201, (b) => {
           const r = b as { data?: { paidOere?: number }; meta?: { outcome?: string } };
@@ -453,8 +503,24 @@ async function main(): Promise<number> {
     for (const t of targets) if (t.roundRatios.length) console.log(`${t.route}/${t.baseline} per round: ${t.roundRatios.map((x) => x.toFixed(2)).join('  ')}`);
   }
   // Not a target: how far the list is from the same 50-row page served without the app's work.
-  const listVsS50 = perRound.list && perRound.s50 ? median(perRound.list.map((m, i) => m.requestsPerSec / perRound.s50![i]!.requestsPerSec)) : undefined;
-  if (listVsS50 !== undefined) console.log(`list / S50 (same page, no decryption, auth or response schema): ${listVsS50.toFixed(2)}`);
+  // The diagnostic floors: each does only what its route must do at the least (the same page without decryption;
+  // the same writes without the app around them), so a target above its floor's ratio cannot be met on this machine
+  // by any implementation of the route on this schema.
+  const floors = FLOORS.flatMap((f) => {
+    const r = perRound[f.route];
+    const fl = perRound[f.floor];
+    const b = perRound[f.baseline];
+    if (!fl || !b) return [];
+    const round3 = (x: number) => Math.round(x * 1000) / 1000;
+    const floorRatio = round3(median(fl.map((m, i) => m.requestsPerSec / b[i]!.requestsPerSec)));
+    const routeVsFloor = r ? round3(median(r.map((m, i) => m.requestsPerSec / fl[i]!.requestsPerSec))) : undefined;
+    const target = targets.find((t) => t.route === f.route)!.minRatio;
+    console.log(
+      `floor of ${f.route}: ${f.floor.toUpperCase()} = ${floorRatio.toFixed(2)} × ${f.baseline.toUpperCase()} (target ${target})` +
+        (routeVsFloor === undefined ? '' : `; ${f.route} / ${f.floor.toUpperCase()} = ${routeVsFloor.toFixed(2)}`) + ` (${f.what})`,
+    );
+    return [{ ...f, floorRatio, routeVsFloor, target }];
+  });
   // A latency target, not a ratio: the balance read at a fixed offered load (median p99 over rounds).
   const balanceTarget = results.balance
     ? { route: 'balance', maxP99Ms: 20, p99Ms: results.balance.p99Ms, pass: results.balance.p99Ms <= 20 }
@@ -551,7 +617,7 @@ async function main(): Promise<number> {
     balanceTarget,
     issuing,
     webhooks,
-    listVsS50: listVsS50 === undefined ? undefined : Math.round(listVsS50 * 1000) / 1000,
+    floors,
     sustained: sustainedResult ? { ...sustainedResult, windowSec: settings.windowSec, verdict } : undefined,
     invalid: [...new Set(invalid.map(([id]) => id))],
     profiles: profileDir ? relative(ROOT, profileDir) : undefined,

@@ -17,7 +17,7 @@ import { uuidv7 } from '../../services/shared/ids.ts';
 import { realClock } from '../../services/shared/clock.ts';
 import { createPostgresDocumentStore } from '../../services/documents/postgres-document-store.ts';
 import { CUSTOMER_COLUMNS, type CustomerRow } from '../../services/customers/customer-queries.ts';
-import { BENCH_TABLE, SERVER_KINDS, type ReadyMessage, type ServerKind, type UsageMessage } from './protocol.ts';
+import { BENCH_CUSTOMERS_TABLE, BENCH_TABLE, SERVER_KINDS, type ReadyMessage, type ServerKind, type UsageMessage } from './protocol.ts';
 
 function need(name: string): string {
   const v = process.env[name];
@@ -130,6 +130,80 @@ async function bareInsert(db: Db): Promise<FastifyInstance> {
     const body = req.body as Record<string, unknown>;
     await db.tx((tx) => tx`INSERT INTO ${tx(BENCH_TABLE)} (id, body) VALUES (${id}, ${tx.json(body as never)})`);
     return reply.code(201).send({ id });
+  });
+  /*
+   * C0, a diagnostic floor for POST /v1/customers (no target): what an idempotent create must do, as cheaply as the
+   * schema allows. The key is locked and looked up (a request still running with it must be told so), then the
+   * customer row and the key's stored response go in one round trip, then COMMIT. The row goes to a copy of the
+   * customers table (same columns, checks and indexes, no foreign key), e-mail and phone as their bytes, not
+   * encrypted; no auth, validation, fingerprint or response schema.
+   */
+  app.post<{ Params: { org: string } }>('/c0/:org/customers', async (req, reply) => {
+    const org = req.params.org;
+    const key = String(req.headers['idempotency-key']);
+    const body = req.body as { type: string; name: string; cvr?: string; email?: string; phone?: string; address?: unknown;
+      contactPerson?: string; language?: string; externalReference?: string; metadata?: unknown };
+    const response = await db.tx(async (tx) => {
+      const [probe] = await tx<{ locked: boolean; now: Date; response_status: number | null }[]>`
+        SELECT pg_try_advisory_xact_lock(hashtextextended(${key}, 0)) AS locked, now() AS now, k.response_status
+        FROM (SELECT 1) AS one LEFT JOIN idempotency_keys k ON k.organization_id = ${org} AND k.key = ${key}`;
+      if (!probe!.locked || probe!.response_status !== null) return undefined;
+      const id = uuidv7();
+      const text = JSON.stringify({ data: { id, ...body, hasCpr: false, createdAt: probe!.now, updatedAt: probe!.now }, meta: {} });
+      await Promise.all([
+        tx`INSERT INTO ${tx(BENCH_CUSTOMERS_TABLE)} ${tx({
+          id, organization_id: org, type: body.type, name: body.name, cvr: body.cvr ?? null, address: body.address ?? null,
+          contact_person: body.contactPerson ?? null, language: body.language ?? null, external_reference: body.externalReference ?? null,
+          metadata: body.metadata ?? null, email_enc: body.email ? Buffer.from(body.email) : null,
+          email_bidx: body.email ? Buffer.from(body.email.toLowerCase()) : null, phone_enc: body.phone ? Buffer.from(body.phone) : null,
+          created_at: probe!.now, updated_at: probe!.now,
+        } as Record<string, unknown>)}`.execute(),
+        tx`INSERT INTO idempotency_keys (organization_id, key, request_hash, response_status, response_body, response_location)
+           VALUES (${org}, ${key}, ${Buffer.alloc(32)}, 201, ${Buffer.from(text)}, ${`/v1/customers/${id}`})`.execute(),
+      ]);
+      return text;
+    });
+    if (!response) return reply.code(409).send({ error: 'key in use' });
+    return reply.code(201).type('application/json; charset=utf-8').send(response);
+  });
+  /*
+   * P0, a diagnostic floor for payment registration (no target): what any registration must do atomically, as
+   * cheaply as the schema allows. One statement locks and looks up the key, locks the invoice and reads its paid
+   * sum; then the payment, its `payment.received` event and the key's stored response go in one round trip; then
+   * COMMIT. No auth, validation, encryption, fingerprint, timeline, status update or past-due check; the schema's
+   * own triggers and foreign keys run as for the real route. What the route costs beyond this is the app's work.
+   */
+  app.post<{ Params: { invoiceId: string } }>('/p0/v1/invoices/:invoiceId/payments', async (req, reply) => {
+    const key = String(req.headers['idempotency-key']);
+    const body = req.body as { amountOere: number; paymentDate: string };
+    const response = await db.tx(async (tx) => {
+      // The key's lock and lookup ride in the invoice's statement: one round trip for everything read.
+      const [inv] = await tx<{ locked: boolean; stored: number | null; id: string; organization_id: string; customer_id: string; gross_oere: number; paid: number }[]>`
+        SELECT pg_try_advisory_xact_lock(hashtextextended(${key}, 0)) AS locked,
+               (SELECT k.response_status FROM idempotency_keys k WHERE k.organization_id = i.organization_id AND k.key = ${key}) AS stored,
+               i.id, i.organization_id, i.customer_id, i.gross_oere,
+               (SELECT coalesce(sum(p.amount_oere), 0) FROM payments p
+                WHERE p.organization_id = i.organization_id AND p.invoice_id = i.id)::bigint AS paid
+        FROM invoices i WHERE i.id = ${req.params.invoiceId} FOR UPDATE`;
+      if (!inv || !inv.locked || inv.stored !== null) return undefined;
+      const id = uuidv7();
+      const text = JSON.stringify({
+        data: { id: inv.id, paidOere: inv.paid + body.amountOere, balanceOere: inv.gross_oere - inv.paid - body.amountOere },
+        meta: { outcome: 'partial', paymentId: id },
+      });
+      await Promise.all([
+        tx`INSERT INTO payments (id, organization_id, invoice_id, customer_id, source, booking_key, amount_oere, payment_date, outcome, surplus_oere)
+           VALUES (${id}, ${inv.organization_id}, ${inv.id}, ${inv.customer_id}, 'manual', ${key}, ${body.amountOere}, ${body.paymentDate}, 'partial', 0)`.execute(),
+        tx`INSERT INTO events (id, organization_id, type, entity_family, entity_id, sekvensnummer, data)
+           VALUES (${uuidv7()}, ${inv.organization_id}, 'payment.received', 'payment', ${id}, 1,
+                   ${tx.json({ invoiceId: inv.id, amountOere: body.amountOere, paymentDate: body.paymentDate, source: 'manual' })})`.execute(),
+        tx`INSERT INTO idempotency_keys (organization_id, key, request_hash, response_status, response_body, response_location)
+           VALUES (${inv.organization_id}, ${key}, ${Buffer.alloc(32)}, 201, ${Buffer.from(text)}, ${`/v1/payments/${id}`})`.execute(),
+      ]);
+      return text;
+    });
+    if (!response) return reply.code(409).send({ error: 'unknown invoice or key in use' });
+    return reply.code(201).type('application/json; charset=utf-8').send(response);
   });
   return app;
 }
