@@ -126,7 +126,7 @@ export async function checkoutStatus(sql: Queryable, reference: string, sessionI
     SELECT s.status, s.amount_oere, p.amount_oere AS paid_oere, s.failure_reason
     FROM checkout_sessions s
     JOIN payment_links l ON l.organization_id = s.organization_id AND l.invoice_id = s.invoice_id
-    LEFT JOIN payments p ON p.id = s.payment_id
+    LEFT JOIN payments p ON p.organization_id = s.organization_id AND p.id = s.payment_id
     WHERE s.id = ${sessionId} AND l.reference = ${reference}`;
   return row ? { status: row.status, amountOere: row.amount_oere, paidOere: row.paid_oere, failureReason: row.failure_reason } : undefined;
 }

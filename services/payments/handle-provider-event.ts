@@ -68,7 +68,7 @@ export async function handleProviderEvent(tx: Tx, deps: { clock: Clock }, provid
         WHERE id = ${session.id}`;
     }
     const effect = stale ? 'stale' : 'failed';
-    await record(tx, provider, event.eventId, 'payment_failed', session.id, event.providerPaymentId, effect, null, event.occurredAt);
+    await record(tx, provider, event.eventId, 'payment_failed', session, event.providerPaymentId, effect, null, event.occurredAt);
     return { effect };
   }
 
@@ -95,7 +95,7 @@ export async function handleProviderEvent(tx: Tx, deps: { clock: Clock }, provid
       UPDATE checkout_sessions SET status = 'succeeded', payment_id = ${paymentId}, failure_reason = NULL, updated_at = now()
       WHERE id = ${session.id}`;
   }
-  await record(tx, provider, event.eventId, 'payment_succeeded', session.id, event.providerPaymentId, effect, paymentId, event.occurredAt);
+  await record(tx, provider, event.eventId, 'payment_succeeded', session, event.providerPaymentId, effect, paymentId, event.occurredAt);
   return { effect, paymentId };
 }
 
@@ -104,7 +104,7 @@ async function record(
   provider: string,
   eventId: string,
   type: string,
-  sessionId: string | null,
+  session: { id: string; organization_id: string } | null,
   providerPaymentId: string | null,
   effect: Exclude<ProviderEventEffect, 'duplicate'>,
   paymentId: string | null,
@@ -113,7 +113,8 @@ async function record(
   // A concurrent delivery of the same event may have recorded it meanwhile (it waited on the checkout lock and then
   // found the payment booked): the first record stays.
   await tx`
-    INSERT INTO provider_events (provider, event_id, type, checkout_session_id, provider_payment_id, effect, payment_id, occurred_at)
-    VALUES (${provider}, ${eventId}, ${type.slice(0, 100)}, ${sessionId}, ${providerPaymentId}, ${effect}, ${paymentId}, ${occurredAt})
+    INSERT INTO provider_events (provider, event_id, type, checkout_session_id, organization_id, provider_payment_id, effect, payment_id, occurred_at)
+    VALUES (${provider}, ${eventId}, ${type.slice(0, 100)}, ${session?.id ?? null}, ${session?.organization_id ?? null}, ${providerPaymentId},
+            ${effect}, ${paymentId}, ${occurredAt})
     ON CONFLICT (provider, event_id) DO NOTHING`;
 }

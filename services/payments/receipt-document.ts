@@ -35,8 +35,10 @@ export async function loadReceiptView(sql: Queryable, keyring: Keyring, paymentI
   }[]>`
     SELECT p.organization_id, p.customer_id, p.source, p.booking_key, p.amount_oere, p.payment_date, p.outcome, p.surplus_oere,
            i.number, i.issue_date, i.gross_oere, i.buyer_snapshot
-    FROM payments p JOIN invoices i ON i.organization_id = p.organization_id AND i.id = p.invoice_id
-    WHERE p.id = ${paymentId}`;
+    FROM payment_receipts r
+    JOIN payments p ON p.organization_id = r.organization_id AND p.id = r.payment_id
+    JOIN invoices i ON i.organization_id = p.organization_id AND i.id = p.invoice_id
+    WHERE r.payment_id = ${paymentId}`;
   if (!p) return undefined;
   const seller = printedSeller(await loadSeller(sql, p.organization_id));
   // The customer's language now, so the receipt reads as the customer's mails do.

@@ -295,9 +295,9 @@ async function main(): Promise<number> {
       server: 's',
       check: (base) => {
         const id = seeded.customerIds[0]!;
-        return check('S', `${base}/s/${id}`, {}, 200, (b) => (b as { id?: string }).id === id);
+        return check('S', `${base}/s/${seeded.organizationId}/${id}`, {}, 200, (b) => (b as { id?: string }).id === id);
       },
-      load: (port) => spec(port, '/s', { setupRequest: randomCustomerPath('/s') }),
+      load: (port) => spec(port, `/s/${seeded.organizationId}`, { setupRequest: randomCustomerPath(`/s/${seeded.organizationId}`) }),
     },
     {
       id: 's50',

@@ -80,11 +80,12 @@ async function bareHello(): Promise<FastifyInstance> {
  */
 async function bareSelect(db: Db): Promise<FastifyInstance> {
   const app = Fastify({ logger: false });
-  app.get<{ Params: { id: string } }>('/s/:id', async (req, reply) => {
-    const id = req.params.id;
+  app.get<{ Params: { org: string; id: string } }>('/s/:org/:id', async (req, reply) => {
+    const { org, id } = req.params;
+    // The customers' primary key is (organization_id, id): a tenant's row is always looked up with its tenant.
     const [row] = await db.read(
       (sql) => sql<{ id: string; name: string }[]>`
-        SELECT ${sql(CUSTOMER_COLUMNS)}, cpr_enc IS NOT NULL AS has_cpr FROM customers WHERE id = ${id}`,
+        SELECT ${sql(CUSTOMER_COLUMNS)}, cpr_enc IS NOT NULL AS has_cpr FROM customers WHERE organization_id = ${org} AND id = ${id}`,
     );
     if (!row) return reply.code(404).send({ error: 'not found' });
     return { id: row.id, name: row.name };

@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import postgres from 'postgres';
+import { createKeyring } from '../../services/shared/crypto.ts';
+import type { Sql } from '../../services/shared/db.ts';
+import { migrate } from '../../services/db/migrate.ts';
+import { listCustomers } from '../../services/customers/list-customers.ts';
+import { listProducts } from '../../services/products/list-products.ts';
+import { listPayments } from '../../services/payments/list-payments.ts';
+import { TEST_MASTER_KEY } from '../helpers/context.ts';
+
+interface PlanNode {
+  'Node Type': string;
+  'Index Name'?: string;
+  'Actual Rows': number;
+  'Rows Removed by Filter'?: number;
+  Plans?: PlanNode[];
+}
+
+const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
+
+/**
+ * A list reads its own organisation's rows and no one else's, whatever the statistics say. On a database of its own
+ * (the planner's choice depends on the table's statistics, which the shared test database would blur): organisation
+ * A's customers, products and payments are analysed while A is the whole table, then B writes 5 000 newer of each. With an index on id alone, the
+ * planner walks it backwards through all of B's rows to find A's newest (PostgreSQL 18 does, 5 000 rows removed by
+ * the filter); keyed by (organization_id, id), the page reads A's 51 rows and nothing else.
+ */
+describe('list query plans when another organisation holds the newest rows', () => {
+  const A = '00000000-0000-7000-8000-00000000000a';
+  const B = '00000000-0000-7000-8000-00000000000b';
+  const name = `faktura_plans_${process.pid}_${Date.now().toString(36)}`;
+  let admin: postgres.Sql;
+  let sql: Sql;
+  const seen: { query: string; params: unknown[] }[] = [];
+
+  before(async function () {
+    this.timeout(60_000);
+    admin = postgres(process.env.TEST_DATABASE_URL!, { max: 1, onnotice: () => {} });
+    await admin.unsafe(`CREATE DATABASE ${name}`);
+    const url = new URL(process.env.TEST_DATABASE_URL!);
+    url.pathname = `/${name}`;
+    // The queries the use cases send are recorded, so that the test explains exactly those.
+    sql = postgres(url.toString(), {
+      max: 1,
+      onnotice: () => {},
+      debug: (_conn, query, params) => seen.push({ query, params }),
+    });
+    await migrate(sql);
+    await sql`INSERT INTO organizations (id, name) VALUES (${A}, 'A'), (${B}, 'B')`;
+    // Ids in time order like UUIDv7: all of B's are newer than all of A's.
+    const ids = (prefix: string) => `('${prefix}' || lpad(to_hex(g), 12, '0'))::uuid`;
+    const seed = (org: string, prefix: string, n: number) =>
+      sql.unsafe(`
+        INSERT INTO customers (id, organization_id, type, name)
+        SELECT ${ids(prefix)}, '${org}', 'company', 'Kunde ' || g FROM generate_series(1, ${n}) g;
+        INSERT INTO products (id, organization_id, sku, name, unit_price_oere, vat_rate_bps)
+        SELECT ${ids(prefix)}, '${org}', 'SKU-' || g, 'Vare ' || g, 100, 2500 FROM generate_series(1, ${n}) g;
+        -- One issued invoice of the organisation's first customer, paid in n instalments.
+        INSERT INTO invoices (id, organization_id, type, status, number, customer_id, issue_date, due_date, net_oere, vat_oere, gross_oere, document_sha256)
+        VALUES ('${prefix}000000000000', '${org}', 'invoice', 'issued', 1, '${prefix}000000000001', current_date, current_date + 14,
+                1000000000, 0, 1000000000, decode(repeat('ab', 32), 'hex'));
+        INSERT INTO payments (id, organization_id, invoice_id, customer_id, source, booking_key, amount_oere, payment_date, outcome, surplus_oere)
+        SELECT ${ids(prefix)}, '${org}', '${prefix}000000000000', '${prefix}000000000001', 'manual', 'key-' || g, 100, current_date, 'partial', 0
+        FROM generate_series(1, ${n}) g;`);
+    await sql.unsafe(`ALTER TABLE customers SET (autovacuum_enabled = false); ALTER TABLE products SET (autovacuum_enabled = false);
+                      ALTER TABLE payments SET (autovacuum_enabled = false)`);
+    await seed(A, '01900000-0000-7000-8000-', 300);
+    await sql.unsafe('ANALYZE customers, products, payments');
+    await seed(B, '01990000-0000-7000-8000-', 5000);
+  });
+  after(async () => {
+    await sql?.end({ timeout: 5 });
+    await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end({ timeout: 5 });
+  });
+
+  /** Runs the use case, then explains the statement it sent, with its parameters. */
+  async function explainLast(run: () => Promise<{ items: unknown[] }>): Promise<{ items: number; plan: PlanNode[] }> {
+    seen.length = 0;
+    const { items } = await run();
+    const last = seen.findLast((s) => /\bLIMIT\b/.test(s.query));
+    assert.ok(last, 'the list sent no query');
+    const [row] = await sql.unsafe(`EXPLAIN (ANALYZE, FORMAT JSON) ${last.query}`, last.params as never[]);
+    const plan = (row as unknown as { 'QUERY PLAN': [{ Plan: PlanNode }] })['QUERY PLAN'][0].Plan;
+    return { items: items.length, plan: nodes(plan) };
+  }
+
+  const keyring = createKeyring(TEST_MASTER_KEY);
+
+  it("GET /v1/customers reads only the organisation's rows", async () => {
+    const { items, plan } = await explainLast(() => listCustomers(sql, keyring, A, { limit: 50 }));
+    assert.equal(items, 50);
+    assert.deepEqual(plan.map((n) => n['Rows Removed by Filter'] ?? 0).filter((r) => r > 0), []);
+    assert.ok(plan.every((n) => n['Actual Rows'] <= 51), JSON.stringify(plan.map((n) => [n['Node Type'], n['Actual Rows']])));
+  });
+
+  it("GET /v1/payments reads only the organisation's rows", async () => {
+    const { items, plan } = await explainLast(() => listPayments(sql, keyring, A, { limit: 50 }));
+    assert.equal(items, 50);
+    assert.deepEqual(plan.map((n) => n['Rows Removed by Filter'] ?? 0).filter((r) => r > 0), []);
+    assert.ok(plan.every((n) => n['Actual Rows'] <= 51), JSON.stringify(plan.map((n) => [n['Node Type'], n['Actual Rows']])));
+  });
+
+  it("GET /v1/products reads only the organisation's rows", async () => {
+    const { items, plan } = await explainLast(() => listProducts(sql, keyring, A, { limit: 50 }));
+    assert.equal(items, 50);
+    assert.deepEqual(plan.map((n) => n['Rows Removed by Filter'] ?? 0).filter((r) => r > 0), []);
+    assert.ok(plan.every((n) => n['Actual Rows'] <= 51), JSON.stringify(plan.map((n) => [n['Node Type'], n['Actual Rows']])));
+  });
+});
