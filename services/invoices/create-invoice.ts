@@ -35,7 +35,7 @@ export async function createInvoice(sql: Queryable, keyring: Keyring, organizati
       external_reference: input.externalReference ?? null,
       metadata: input.metadata ?? null,
     } as Record<string, unknown>)}`;
-  const totals = await writeLines(sql, id, input.lines);
+  const totals = await writeLines(sql, organizationId, id, input.lines);
   await sql`
     UPDATE invoices SET net_oere = ${totals.netOere}, vat_oere = ${totals.vatOere}, gross_oere = ${totals.grossOere}
     WHERE organization_id = ${organizationId} AND id = ${id}`;

@@ -77,11 +77,11 @@ export async function creditInvoice(
       issued_at: issuedAt,
     } as Record<string, unknown>)}`;
   await sql`
-    INSERT INTO invoice_lines (invoice_id, position, description, quantity, unit_price_oere, vat_rate_bps, vat_exemption_reason,
+    INSERT INTO invoice_lines (organization_id, invoice_id, position, description, quantity, unit_price_oere, vat_rate_bps, vat_exemption_reason,
       discount_type, discount_value, discount_oere, account_id, unit, product_id, net_oere, vat_oere, gross_oere)
-    SELECT ${id}, position, description, quantity, unit_price_oere, vat_rate_bps, vat_exemption_reason,
+    SELECT organization_id, ${id}, position, description, quantity, unit_price_oere, vat_rate_bps, vat_exemption_reason,
       discount_type, discount_value, discount_oere, account_id, unit, product_id, net_oere, vat_oere, gross_oere
-    FROM invoice_lines WHERE invoice_id = ${invoiceId}`;
+    FROM invoice_lines WHERE organization_id = ${organizationId} AND invoice_id = ${invoiceId}`;
   // The credit note's own story: made and issued in this one step, like an invoice created with ?issue=true.
   await recordTimeline(sql, organizationId, id, 'created');
   await recordTimeline(sql, organizationId, id, 'issued', { number });

@@ -187,11 +187,12 @@ export async function getInvoiceOrThrow(
 }
 
 /** Computes and writes a draft's lines; returns the header totals. */
-export async function writeLines(sql: Queryable, invoiceId: string, lines: InvoiceLineInput[]) {
+export async function writeLines(sql: Queryable, organizationId: string, invoiceId: string, lines: InvoiceLineInput[]) {
   const totals = computeTotals(lines);
   const rows = lines.map((l, i) => {
     const a = totals.lines[i]!;
     return {
+      organization_id: organizationId,
       invoice_id: invoiceId,
       position: i,
       description: l.description,
@@ -210,7 +211,7 @@ export async function writeLines(sql: Queryable, invoiceId: string, lines: Invoi
     };
   });
   // invoiceId comes from a read scoped to the organisation and locked by the caller.
-  await sql`DELETE FROM invoice_lines WHERE invoice_id = ${invoiceId}`;
+  await sql`DELETE FROM invoice_lines WHERE organization_id = ${organizationId} AND invoice_id = ${invoiceId}`;
   await sql`INSERT INTO invoice_lines ${sql(rows as Record<string, unknown>[])}`;
   return totals;
 }

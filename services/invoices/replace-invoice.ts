@@ -13,7 +13,7 @@ export async function replaceInvoice(sql: Queryable, organizationId: string, id:
   if (!row) throw notFound('invoice_not_found', 'invoice');
   if (row.status !== 'draft' || row.type !== 'invoice') throw notEditable();
   await assertCustomerExists(sql, organizationId, input.customerId);
-  const totals = await writeLines(sql, id, input.lines);
+  const totals = await writeLines(sql, organizationId, id, input.lines);
   await sql`
     UPDATE invoices SET ${sql({
       customer_id: input.customerId,

@@ -103,9 +103,9 @@ export async function seedPayments(
                (10000 + (g * 7919) % 990000), 0, (10000 + (g * 7919) % 990000), ${doc.sha256}, now(), now(), now()
         FROM generate_series(1, ${n}) AS g`;
       await tx`
-        INSERT INTO invoice_lines (invoice_id, position, description, quantity, unit_price_oere, vat_rate_bps, vat_exemption_reason,
+        INSERT INTO invoice_lines (organization_id, invoice_id, position, description, quantity, unit_price_oere, vat_rate_bps, vat_exemption_reason,
                                    discount_oere, net_oere, vat_oere, gross_oere)
-        SELECT id, 0, 'Abonnement', 1, gross_oere, 0, 'ML13', 0, gross_oere, 0, gross_oere
+        SELECT organization_id, id, 0, 'Abonnement', 1, gross_oere, 0, 'ML13', 0, gross_oere, 0, gross_oere
         FROM invoices WHERE organization_id = ${organizationId} AND customer_id = ${balanceCustomer.id}`;
       await tx`
         INSERT INTO invoice_fees (id, organization_id, invoice_id, customer_id, kind, amount_oere)
@@ -148,9 +148,9 @@ export async function seedPayments(
         FROM generate_series(1, ${opts.openInvoices}) AS g
         RETURNING id`;
       await tx`
-        INSERT INTO invoice_lines (invoice_id, position, description, quantity, unit_price_oere, vat_rate_bps, vat_exemption_reason,
+        INSERT INTO invoice_lines (organization_id, invoice_id, position, description, quantity, unit_price_oere, vat_rate_bps, vat_exemption_reason,
                                    discount_oere, net_oere, vat_oere, gross_oere)
-        SELECT id, 0, 'Anlægsarbejde', 1, gross_oere, 0, 'ML13', 0, gross_oere, 0, gross_oere
+        SELECT organization_id, id, 0, 'Anlægsarbejde', 1, gross_oere, 0, 'ML13', 0, gross_oere, 0, gross_oere
         FROM invoices WHERE id IN ${tx(open.map((o) => o.id))}`;
       await tx`UPDATE number_series SET next_number = ${used + opts.openInvoices + 1} WHERE organization_id = ${organizationId}`;
       return open.map((o) => o.id);

@@ -6,6 +6,7 @@ import { migrate } from '../../services/db/migrate.ts';
 import { listCustomers } from '../../services/customers/list-customers.ts';
 import { listProducts } from '../../services/products/list-products.ts';
 import { listPayments } from '../../services/payments/list-payments.ts';
+import { listInvoices } from '../../services/invoices/list-invoices.ts';
 import { TEST_MASTER_KEY } from '../helpers/context.ts';
 
 interface PlanNode {
@@ -21,9 +22,10 @@ const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)
 /**
  * A list reads its own organisation's rows and no one else's, whatever the statistics say. On a database of its own
  * (the planner's choice depends on the table's statistics, which the shared test database would blur): organisation
- * A's customers, products and payments are analysed while A is the whole table, then B writes 5 000 newer of each. With an index on id alone, the
- * planner walks it backwards through all of B's rows to find A's newest (PostgreSQL 18 does, 5 000 rows removed by
- * the filter); keyed by (organization_id, id), the page reads A's 51 rows and nothing else.
+ * A's customers, products, invoices and payments are analysed while A is the whole table, then B writes 5 000
+ * newer of each. With an index on id alone, the planner walks it backwards through all of B's rows to find A's
+ * newest (PostgreSQL 18 does, 5 000 rows removed by the filter); keyed by (organization_id, id), the page reads A's
+ * 51 rows and nothing else.
  */
 describe('list query plans when another organisation holds the newest rows', () => {
   const A = '00000000-0000-7000-8000-00000000000a';
@@ -55,17 +57,18 @@ describe('list query plans when another organisation holds the newest rows', () 
         SELECT ${ids(prefix)}, '${org}', 'company', 'Kunde ' || g FROM generate_series(1, ${n}) g;
         INSERT INTO products (id, organization_id, sku, name, unit_price_oere, vat_rate_bps)
         SELECT ${ids(prefix)}, '${org}', 'SKU-' || g, 'Vare ' || g, 100, 2500 FROM generate_series(1, ${n}) g;
-        -- One issued invoice of the organisation's first customer, paid in n instalments.
+        -- An issued invoice for each customer, with one payment each.
         INSERT INTO invoices (id, organization_id, type, status, number, customer_id, issue_date, due_date, net_oere, vat_oere, gross_oere, document_sha256)
-        VALUES ('${prefix}000000000000', '${org}', 'invoice', 'issued', 1, '${prefix}000000000001', current_date, current_date + 14,
-                1000000000, 0, 1000000000, decode(repeat('ab', 32), 'hex'));
+        SELECT ${ids(prefix)}, '${org}', 'invoice', 'issued', g, ${ids(prefix)}, current_date, current_date + 14, 100000, 0, 100000,
+               decode(repeat('ab', 32), 'hex')
+        FROM generate_series(1, ${n}) g;
         INSERT INTO payments (id, organization_id, invoice_id, customer_id, source, booking_key, amount_oere, payment_date, outcome, surplus_oere)
-        SELECT ${ids(prefix)}, '${org}', '${prefix}000000000000', '${prefix}000000000001', 'manual', 'key-' || g, 100, current_date, 'partial', 0
+        SELECT ${ids(prefix)}, '${org}', ${ids(prefix)}, ${ids(prefix)}, 'manual', 'key-' || g, 100, current_date, 'partial', 0
         FROM generate_series(1, ${n}) g;`);
     await sql.unsafe(`ALTER TABLE customers SET (autovacuum_enabled = false); ALTER TABLE products SET (autovacuum_enabled = false);
-                      ALTER TABLE payments SET (autovacuum_enabled = false)`);
+                      ALTER TABLE payments SET (autovacuum_enabled = false); ALTER TABLE invoices SET (autovacuum_enabled = false)`);
     await seed(A, '01900000-0000-7000-8000-', 300);
-    await sql.unsafe('ANALYZE customers, products, payments');
+    await sql.unsafe('ANALYZE customers, products, payments, invoices');
     await seed(B, '01990000-0000-7000-8000-', 5000);
   });
   after(async () => {
@@ -96,6 +99,13 @@ describe('list query plans when another organisation holds the newest rows', () 
 
   it("GET /v1/payments reads only the organisation's rows", async () => {
     const { items, plan } = await explainLast(() => listPayments(sql, keyring, A, { limit: 50 }));
+    assert.equal(items, 50);
+    assert.deepEqual(plan.map((n) => n['Rows Removed by Filter'] ?? 0).filter((r) => r > 0), []);
+    assert.ok(plan.every((n) => n['Actual Rows'] <= 51), JSON.stringify(plan.map((n) => [n['Node Type'], n['Actual Rows']])));
+  });
+
+  it("GET /v1/invoices reads only the organisation's rows", async () => {
+    const { items, plan } = await explainLast(() => listInvoices(sql, keyring, A, 'invoice', { limit: 50 }));
     assert.equal(items, 50);
     assert.deepEqual(plan.map((n) => n['Rows Removed by Filter'] ?? 0).filter((r) => r > 0), []);
     assert.ok(plan.every((n) => n['Actual Rows'] <= 51), JSON.stringify(plan.map((n) => [n['Node Type'], n['Actual Rows']])));
