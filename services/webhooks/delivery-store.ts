@@ -139,7 +139,7 @@ export async function replayDeliveries(
 ): Promise<{ requeued: number; enqueued: number; possiblyMore: boolean }> {
   const dueAt = await clock.now(organizationId);
   const requeueable = await sql<{ id: string }[]>`
-    SELECT d.id FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+    SELECT d.id FROM webhook_deliveries d JOIN events e ON e.organization_id = d.organization_id AND e.id = d.event_id
     WHERE d.endpoint_id = ${endpoint.id} AND d.status IN ('failed', 'given-up') AND e.occurred_at >= ${since}
     ORDER BY d.event_id
     LIMIT ${REPLAY_CAP + 1}`;
@@ -229,7 +229,7 @@ export async function planAttempts(db: Db, clock: Clock, keyring: Keyring, deliv
            w.url, w.active, w.secret_enc, w.previous_secret_enc, coalesce(w.previous_secret_expires_at > now(), false) AS previous_live,
            e.id AS e_id, e.type AS e_type, e.entity_family AS e_family, e.entity_id AS e_entity, e.sekvensnummer AS e_seq,
            e.occurred_at AS e_at, e.data AS e_data
-    FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id LEFT JOIN events e ON e.id = d.event_id
+    FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id LEFT JOIN events e ON e.organization_id = d.organization_id AND e.id = d.event_id
     WHERE d.id = ANY (${deliveryIds}::uuid[])`);
   const plans = new Map<string, Plan>();
   const finished: string[] = [];

@@ -7,6 +7,7 @@ import { listCustomers } from '../../services/customers/list-customers.ts';
 import { listProducts } from '../../services/products/list-products.ts';
 import { listPayments } from '../../services/payments/list-payments.ts';
 import { listInvoices } from '../../services/invoices/list-invoices.ts';
+import { listEvents } from '../../services/events/list-events.ts';
 import { TEST_MASTER_KEY } from '../helpers/context.ts';
 
 interface PlanNode {
@@ -22,12 +23,12 @@ const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)
 /**
  * A list reads its own organisation's rows and no one else's, whatever the statistics say. On a database of its own
  * (the planner's choice depends on the table's statistics, which the shared test database would blur): organisation
- * A's customers, products, invoices and payments are analysed while A is the whole table, then B writes 5 000
- * newer of each. With an index on id alone, the planner walks it backwards through all of B's rows to find A's
+ * A's customers, products, invoices, payments and events are analysed while A is the whole table, then B writes
+ * 5 000 newer of each (older events: the feed reads oldest first). With an index on id alone, the planner walks it backwards through all of B's rows to find A's
  * newest (PostgreSQL 18 does, 5 000 rows removed by the filter); keyed by (organization_id, id), the page reads A's
  * 51 rows and nothing else.
  */
-describe('list query plans when another organisation holds the newest rows', () => {
+describe("list query plans when another organisation's rows come first in the list's order", () => {
   const A = '00000000-0000-7000-8000-00000000000a';
   const B = '00000000-0000-7000-8000-00000000000b';
   const name = `faktura_plans_${process.pid}_${Date.now().toString(36)}`;
@@ -51,8 +52,11 @@ describe('list query plans when another organisation holds the newest rows', () 
     await sql`INSERT INTO organizations (id, name) VALUES (${A}, 'A'), (${B}, 'B')`;
     // Ids in time order like UUIDv7: all of B's are newer than all of A's.
     const ids = (prefix: string) => `('${prefix}' || lpad(to_hex(g), 12, '0'))::uuid`;
-    const seed = (org: string, prefix: string, n: number) =>
+    // Events are read oldest first, so the other organisation's events are the older ones (eventPrefix).
+    const seed = (org: string, prefix: string, eventPrefix: string, n: number) =>
       sql.unsafe(`
+        INSERT INTO events (id, organization_id, type, entity_family, entity_id, sekvensnummer, data)
+        SELECT ${ids(eventPrefix)}, '${org}', 'invoice.issued', 'invoice', ${ids(prefix)}, 1, '{}' FROM generate_series(1, ${n}) g;
         INSERT INTO customers (id, organization_id, type, name)
         SELECT ${ids(prefix)}, '${org}', 'company', 'Kunde ' || g FROM generate_series(1, ${n}) g;
         INSERT INTO products (id, organization_id, sku, name, unit_price_oere, vat_rate_bps)
@@ -66,10 +70,11 @@ describe('list query plans when another organisation holds the newest rows', () 
         SELECT ${ids(prefix)}, '${org}', ${ids(prefix)}, ${ids(prefix)}, 'manual', 'key-' || g, 100, current_date, 'partial', 0
         FROM generate_series(1, ${n}) g;`);
     await sql.unsafe(`ALTER TABLE customers SET (autovacuum_enabled = false); ALTER TABLE products SET (autovacuum_enabled = false);
-                      ALTER TABLE payments SET (autovacuum_enabled = false); ALTER TABLE invoices SET (autovacuum_enabled = false)`);
-    await seed(A, '01900000-0000-7000-8000-', 300);
-    await sql.unsafe('ANALYZE customers, products, payments, invoices');
-    await seed(B, '01990000-0000-7000-8000-', 5000);
+                      ALTER TABLE payments SET (autovacuum_enabled = false); ALTER TABLE invoices SET (autovacuum_enabled = false);
+                      ALTER TABLE events SET (autovacuum_enabled = false)`);
+    await seed(A, '01900000-0000-7000-8000-', '01900000-0000-7000-8000-', 300);
+    await sql.unsafe('ANALYZE customers, products, payments, invoices, events');
+    await seed(B, '01990000-0000-7000-8000-', '01800000-0000-7000-8000-', 5000);
   });
   after(async () => {
     await sql?.end({ timeout: 5 });
@@ -106,6 +111,13 @@ describe('list query plans when another organisation holds the newest rows', () 
 
   it("GET /v1/invoices reads only the organisation's rows", async () => {
     const { items, plan } = await explainLast(() => listInvoices(sql, keyring, A, 'invoice', { limit: 50 }));
+    assert.equal(items, 50);
+    assert.deepEqual(plan.map((n) => n['Rows Removed by Filter'] ?? 0).filter((r) => r > 0), []);
+    assert.ok(plan.every((n) => n['Actual Rows'] <= 51), JSON.stringify(plan.map((n) => [n['Node Type'], n['Actual Rows']])));
+  });
+
+  it("GET /v1/events reads only the organisation's rows (oldest first, behind the other organisation's)", async () => {
+    const { items, plan } = await explainLast(() => listEvents(sql, keyring, A, { limit: 50 }));
     assert.equal(items, 50);
     assert.deepEqual(plan.map((n) => n['Rows Removed by Filter'] ?? 0).filter((r) => r > 0), []);
     assert.ok(plan.every((n) => n['Actual Rows'] <= 51), JSON.stringify(plan.map((n) => [n['Node Type'], n['Actual Rows']])));

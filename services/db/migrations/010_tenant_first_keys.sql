@@ -1,4 +1,4 @@
--- The tables the API lists newest first (customers, products, payments, invoices and credit notes) are keyed by
+-- The tables the API lists (customers, products, payments, invoices and credit notes, events) are keyed by
 -- (organization_id, id), with no index that leads with id alone.
 --
 -- A list reads one organisation's newest rows: WHERE organization_id = $1 ORDER BY id DESC LIMIT n. With a primary
@@ -61,3 +61,15 @@ ALTER TABLE invoice_timeline ADD CONSTRAINT invoice_timeline_invoice_fkey
   FOREIGN KEY (organization_id, invoice_id) REFERENCES invoices (organization_id, id) ON DELETE CASCADE;
 ALTER TABLE invoices ADD CONSTRAINT invoices_credits_invoice_fkey
   FOREIGN KEY (organization_id, credits_invoice_id) REFERENCES invoices (organization_id, id);
+
+-- Events likewise (GET /v1/events reads forwards from a cursor: the same walk, through other organisations' rows
+-- after it). The outbox and webhook deliveries point at an event with its organisation.
+ALTER TABLE event_outbox DROP CONSTRAINT event_outbox_event_id_fkey;
+ALTER TABLE webhook_deliveries DROP CONSTRAINT webhook_deliveries_event_id_fkey;
+ALTER TABLE events DROP CONSTRAINT events_pkey;
+DROP INDEX events_org_id;
+ALTER TABLE events ADD CONSTRAINT events_pkey PRIMARY KEY (organization_id, id);
+ALTER TABLE event_outbox ADD CONSTRAINT event_outbox_event_fkey
+  FOREIGN KEY (organization_id, event_id) REFERENCES events (organization_id, id);
+ALTER TABLE webhook_deliveries ADD CONSTRAINT webhook_deliveries_event_fkey
+  FOREIGN KEY (organization_id, event_id) REFERENCES events (organization_id, id);
