@@ -151,7 +151,7 @@ export async function seedPayments(
         INSERT INTO invoice_lines (organization_id, invoice_id, position, description, quantity, unit_price_oere, vat_rate_bps, vat_exemption_reason,
                                    discount_oere, net_oere, vat_oere, gross_oere)
         SELECT organization_id, id, 0, 'Anlægsarbejde', 1, gross_oere, 0, 'ML13', 0, gross_oere, 0, gross_oere
-        FROM invoices WHERE id IN ${tx(open.map((o) => o.id))}`;
+        FROM invoices WHERE organization_id = ${organizationId} AND id IN ${tx(open.map((o) => o.id))}`;
       await tx`UPDATE number_series SET next_number = ${used + opts.openInvoices + 1} WHERE organization_id = ${organizationId}`;
       return open.map((o) => o.id);
     });

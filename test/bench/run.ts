@@ -385,18 +385,18 @@ async function main(): Promise<number> {
       check: (base) => {
         const p = nextPayment(1);
         const headers = { ...json, 'idempotency-key': p.key };
-        return check('P0', `${base}/p0${p.path}`, { method: 'POST', headers, body: p.body }, 201, (b) => {
+        return check('P0', `${base}/p0/${seeded.organizationId}${p.path}`, { method: 'POST', headers, body: p.body }, 201, (b) => {
           const r = b as { meta?: { outcome?: string } };
           return r.meta?.outcome === 'partial';
         });
       },
       load: (port) =>
-        spec(port, '/p0/v1/invoices', {
+        spec(port, `/p0/${seeded.organizationId}/v1/invoices`, {
           method: 'POST',
           headers: json,
           setupRequest: (req) => {
             const p = nextPayment();
-            return { ...req, path: `/p0${p.path}`, headers: { ...req.headers, 'idempotency-key': p.key }, body: p.body };
+            return { ...req, path: `/p0/${seeded.organizationId}${p.path}`, headers: { ...req.headers, 'idempotency-key': p.key }, body: p.body };
           },
         }),
     },

@@ -174,7 +174,7 @@ async function bareInsert(db: Db): Promise<FastifyInstance> {
    * COMMIT. No auth, validation, encryption, fingerprint, timeline, status update or past-due check; the schema's
    * own triggers and foreign keys run as for the real route. What the route costs beyond this is the app's work.
    */
-  app.post<{ Params: { invoiceId: string } }>('/p0/v1/invoices/:invoiceId/payments', async (req, reply) => {
+  app.post<{ Params: { org: string; invoiceId: string } }>('/p0/:org/v1/invoices/:invoiceId/payments', async (req, reply) => {
     const key = String(req.headers['idempotency-key']);
     const body = req.body as { amountOere: number; paymentDate: string };
     const response = await db.tx(async (tx) => {
@@ -185,7 +185,7 @@ async function bareInsert(db: Db): Promise<FastifyInstance> {
                i.id, i.organization_id, i.customer_id, i.gross_oere,
                (SELECT coalesce(sum(p.amount_oere), 0) FROM payments p
                 WHERE p.organization_id = i.organization_id AND p.invoice_id = i.id)::bigint AS paid
-        FROM invoices i WHERE i.id = ${req.params.invoiceId} FOR UPDATE`;
+        FROM invoices i WHERE i.organization_id = ${req.params.org} AND i.id = ${req.params.invoiceId} FOR UPDATE`;
       if (!inv || !inv.locked || inv.stored !== null) return undefined;
       const id = uuidv7();
       const text = JSON.stringify({

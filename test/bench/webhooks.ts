@@ -195,7 +195,7 @@ export async function benchWebhooks(
              percentile_disc(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM d.created_at - e.occurred_at) * 1000) AS fan_p99,
              percentile_disc(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM a.attempted_at - d.created_at) * 1000) AS att_p50,
              percentile_disc(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM a.attempted_at - d.created_at) * 1000) AS att_p99
-      FROM webhook_deliveries d JOIN events e ON e.id = d.event_id JOIN webhook_attempts a ON a.delivery_id = d.id AND a.number = 1
+      FROM webhook_deliveries d JOIN events e ON e.organization_id = d.organization_id AND e.id = d.event_id JOIN webhook_attempts a ON a.delivery_id = d.id AND a.number = 1
       WHERE d.organization_id = ${paced}`;
     opts.log(`webhooks: commit → delivery row p50 ${Math.round(Number(stages!.fan_p50))} ms, p99 ${Math.round(Number(stages!.fan_p99))} ms; delivery row → attempt p50 ${Math.round(Number(stages!.att_p50))} ms, p99 ${Math.round(Number(stages!.att_p99))} ms`);
     const p99 = percentile(delays, 99);

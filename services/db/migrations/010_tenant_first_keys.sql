@@ -13,6 +13,10 @@
 -- Every query on these tables names the organisation (tenant isolation), and every foreign key into them names it
 -- too, so nothing needs the id-only index. Ids stay globally unique in practice (UUIDv7, 74 random bits); it is
 -- enforced within an organisation.
+--
+-- Apply it with the services stopped (npm start migrates before it starts them): code from before it writes invoice
+-- lines and provider events without their organisation, and the migration locks these tables while it rebuilds
+-- their keys.
 ALTER TABLE customers DROP CONSTRAINT customers_pkey;
 ALTER TABLE customers ADD CONSTRAINT customers_pkey PRIMARY KEY USING INDEX customers_org_id;
 
@@ -36,6 +40,8 @@ ALTER TABLE payment_receipts ADD CONSTRAINT payment_receipts_payment_fkey
 ALTER TABLE provider_events ADD COLUMN organization_id uuid REFERENCES organizations (id);
 UPDATE provider_events e SET organization_id = s.organization_id FROM checkout_sessions s WHERE s.id = e.checkout_session_id;
 ALTER TABLE provider_events ADD CONSTRAINT provider_events_session_org CHECK ((checkout_session_id IS NULL) = (organization_id IS NULL));
+-- The composite key is checked only when both columns are set: a payment is only ever recorded with its organisation.
+ALTER TABLE provider_events ADD CONSTRAINT provider_events_payment_org CHECK (payment_id IS NULL OR organization_id IS NOT NULL);
 ALTER TABLE provider_events ADD CONSTRAINT provider_events_payment_fkey
   FOREIGN KEY (organization_id, payment_id) REFERENCES payments (organization_id, id);
 
