@@ -134,18 +134,15 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
     lang, title, brand: TEXTS[lang].serviceName, switchHref: switchHref(path, lang),
   });
 
-  const errorPage = (reply: FastifyReply, status: number, lang: Language) => {
+  /** A page that says what went wrong (not found, or anything else) and leads back to the code page. */
+  const messagePage = (reply: FastifyReply, status: number, lang: Language) => {
     const t = TEXTS[lang];
-    return html(reply, status, renderPage('message', serviceLayout(lang, t.errorTitle, '/'), {
-      heading: t.errorTitle, text: t.errorText, linkHref: `/?lang=${lang}`, linkText: t.goToCode,
+    const [title, text] = status === 404 ? [t.notFoundTitle, t.notFoundText] : [t.errorTitle, t.errorText];
+    return html(reply, status, renderPage('message', serviceLayout(lang, title, '/'), {
+      heading: title, text, linkHref: `/?lang=${lang}`, linkText: t.goToCode,
     }));
   };
-  const notFoundPage = (reply: FastifyReply, lang: Language) => {
-    const t = TEXTS[lang];
-    return html(reply, 404, renderPage('message', serviceLayout(lang, t.notFoundTitle, '/'), {
-      heading: t.notFoundTitle, text: t.notFoundText, linkHref: `/?lang=${lang}`, linkText: t.goToCode,
-    }));
-  };
+  const notFoundPage = (reply: FastifyReply, lang: Language) => messagePage(reply, 404, lang);
 
   const codePage = (reply: FastifyReply, status: number, lang: Language, code: string, error: string | null) =>
     html(reply, status, renderPage('code', serviceLayout(lang, TEXTS[lang].codeTitle, '/'), { code, error }));
@@ -307,17 +304,12 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
 
   frameworkError = (err, req, reply) => {
     reply.header('Request-Id', req.id);
-    const badPath = err.code === 'FST_ERR_BAD_URL';
-    if (req.url.startsWith('/callbacks/')) {
-      void callbackError(reply, badPath ? 404 : 400, badPath ? 'route_not_found' : 'invalid_request', badPath ? 'The request path cannot be decoded.' : 'The request could not be read.');
-      return;
-    }
-    const lang = pickLanguage(undefined, req.headers['accept-language']);
-    if (badPath) {
-      void notFoundPage(reply, lang);
-      return;
-    }
-    void errorPage(reply, 400, lang);
+    // A path that cannot be decoded names nothing there is; any other refusal of the framework's is a bad request.
+    const [status, code, message] = err.code === 'FST_ERR_BAD_URL'
+      ? [404, 'route_not_found', 'The request path cannot be decoded.']
+      : [400, 'invalid_request', 'The request could not be read.'];
+    if (req.url.startsWith('/callbacks/')) void callbackError(reply, status, code, message);
+    else void messagePage(reply, status, pickLanguage(undefined, req.headers['accept-language']));
   };
 
   app.setErrorHandler((err: Error & { statusCode?: number }, req, reply) => {
@@ -327,7 +319,7 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
       const code = status === 500 ? 'internal_error' : (FRAMEWORK_ERROR_CODES[status] ?? 'invalid_request');
       return callbackError(reply, status, code, status === 500 ? 'The callback could not be handled; retry later.' : err.message);
     }
-    return errorPage(reply, status, pickLanguage(undefined, req.headers['accept-language']));
+    return messagePage(reply, status, pickLanguage(undefined, req.headers['accept-language']));
   });
 
   await app.ready();

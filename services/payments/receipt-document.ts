@@ -35,6 +35,8 @@ export async function loadReceiptView(sql: Queryable, keyring: Keyring, paymentI
   }[]>`
     SELECT p.organization_id, p.customer_id, p.source, p.booking_key, p.amount_oere, p.payment_date, p.outcome, p.surplus_oere,
            i.number, i.issue_date, i.gross_oere, i.buyer_snapshot
+    -- Through the payment's receipt request (every payment has one, from its insert trigger), which names the
+    -- organisation the payment is keyed by.
     FROM payment_receipts r
     JOIN payments p ON p.organization_id = r.organization_id AND p.id = r.payment_id
     JOIN invoices i ON i.organization_id = p.organization_id AND i.id = p.invoice_id
