@@ -1,12 +1,9 @@
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import type { PdfRenderer } from '../../services/documents/pdf-renderer.ts';
-import type { InvoiceDocumentView } from '../../services/invoices/invoice-document.ts';
+import type { DocumentKind, DocumentViews, PdfRenderer } from '../../services/documents/pdf-renderer.ts';
 import { Semaphore } from '../../services/shared/semaphore.ts';
-import { renderInvoiceHtml } from './invoice-template.ts';
-import { renderReceiptHtml } from './receipt-template.ts';
-import type { ReceiptDocumentView } from '../../services/payments/receipt-document.ts';
+import { documentHtml } from './document-templates.ts';
 
 /**
  * PDF rendering with headless Chromium (Debian's package, driven by playwright-core).
@@ -62,7 +59,7 @@ export interface RendererStats {
 }
 
 export interface ChromiumRenderer extends PdfRenderer {
-  /** Renders self-contained HTML; the document renderers (invoices, later receipts and letters) share it. */
+  /** Renders self-contained HTML; every document kind's template output goes through it. */
   renderHtml(html: string): Promise<Buffer>;
   stats(): RendererStats;
   /** The running browser's processes (type 'browser', 'renderer', 'GPU', utilities), [] when none runs. */
@@ -242,12 +239,8 @@ export function createChromiumRenderer(options: ChromiumRendererOptions = {}): C
   return {
     renderHtml,
 
-    renderInvoice(view: InvoiceDocumentView) {
-      return renderHtml(renderInvoiceHtml(view));
-    },
-
-    renderReceipt(view: ReceiptDocumentView) {
-      return renderHtml(renderReceiptHtml(view));
+    render<K extends DocumentKind>(kind: K, view: DocumentViews[K]) {
+      return renderHtml(documentHtml(kind, view));
     },
 
     stats: () => ({ ...stats, queued: gate.queued }),

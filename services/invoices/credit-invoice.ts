@@ -42,7 +42,7 @@ export async function creditInvoice(
     issueDate: original.issue_date!,
     reason,
   });
-  const pdf = await deps.pdf.renderInvoice(view);
+  const pdf = await deps.pdf.render(view.kind, view);
   const doc = await deps.documents.put(sql, { organizationId, contentType: 'application/pdf', bytes: pdf });
   const id = uuidv7();
   // The database clock, like every other timestamp of the invoice.

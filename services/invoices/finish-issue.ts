@@ -67,7 +67,7 @@ async function reservedView(sql: Queryable, invoiceId: string): Promise<{ organi
 export async function finishIssue(deps: FinishIssueDeps, invoiceId: string): Promise<FinishedIssue | undefined> {
   const reserved = await deps.db.read((sql) => reservedView(sql, invoiceId));
   if (!reserved) return undefined;
-  const pdf = await deps.pdf.renderInvoice(reserved.view);
+  const pdf = await deps.pdf.render(reserved.view.kind, reserved.view);
   return deps.db.tx(async (tx) => {
     const reservation = await findReservation(tx, invoiceId, true);
     if (!reservation) return undefined;

@@ -28,7 +28,7 @@ export async function renderPaymentReceipt(deps: RenderReceiptDeps, paymentId: s
   if (pending.document_sha256) return { status: 'exists' };
   const loaded = await deps.db.read((sql) => loadReceiptView(sql, deps.keyring, paymentId));
   if (!loaded) return { status: 'unknown' };
-  const bytes = await deps.pdf.renderReceipt(loaded.view);
+  const bytes = await deps.pdf.render('receipt', loaded.view);
   return deps.db.tx(async (tx) => {
     const stored = await deps.documents.put(tx, { organizationId: loaded.organizationId, contentType: 'application/pdf', bytes });
     const updated = await tx`

@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createChromiumRenderer, type ChromiumRenderer } from '../../activities/pdf/chromium-renderer.ts';
+import type { DocumentViews } from '../../services/documents/pdf-renderer.ts';
 import type { InvoiceDocumentView } from '../../services/invoices/invoice-document.ts';
 import { pdfText } from '../helpers/pdf-text.ts';
 
@@ -60,7 +61,7 @@ const seller: InvoiceDocumentView['seller'] = {
   bankAccount: '0012345678',
 };
 
-const danishInvoice = (number = 1042): InvoiceDocumentView => ({
+const danishInvoice = (number = 1042): DocumentViews['invoice'] => ({
   language: 'da',
   kind: 'invoice',
   number,
@@ -88,7 +89,7 @@ const danishInvoice = (number = 1042): InvoiceDocumentView => ({
   credits: null,
 });
 
-const englishCreditNote: InvoiceDocumentView = {
+const englishCreditNote: DocumentViews['creditNote'] = {
   ...danishInvoice(1043),
   language: 'en',
   kind: 'creditNote',
@@ -119,7 +120,7 @@ describe('Chromium PDF renderer', function () {
   });
 
   it('renders a Danish invoice whose text carries the § 58 content, the due date and the bank details', async () => {
-    const pdf = await renderer.renderInvoice(danishInvoice());
+    const pdf = await renderer.render('invoice', danishInvoice());
     assert.equal(pdf.subarray(0, 5).toString(), '%PDF-');
     const text = await pdfText(pdf);
     for (const expected of [
@@ -151,7 +152,7 @@ describe('Chromium PDF renderer', function () {
   });
 
   it('renders an English credit note that names the credited invoice by number and date', async () => {
-    const text = await pdfText(await renderer.renderInvoice(englishCreditNote));
+    const text = await pdfText(await renderer.render('creditNote', englishCreditNote));
     for (const expected of [
       'Credit note',
       'Credit note no. 1043',
@@ -174,7 +175,7 @@ describe('Chromium PDF renderer', function () {
     const footerOnly: number[] = [];
     for (let n = 1; n <= 24; n++) {
       const lines = Array.from({ length: n }, (_, i) => ({ ...base.lines[i % base.lines.length]!, description: `Vare ${i + 1}` }));
-      const pages = (await pdfText(await renderer.renderInvoice({ ...base, lines }))).split('\f').filter((p) => p.trim() !== '');
+      const pages = (await pdfText(await renderer.render('invoice', { ...base, lines }))).split('\f').filter((p) => p.trim() !== '');
       // What a page holds besides the running page label and the seller's footer line.
       const content = (page: string) => page.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !/^Faktura 5001 · Side \d+ af \d+$/.test(l) && !l.startsWith('Bager Hansen ApS · Bagergade'));
       if (pages.some((p) => content(p).length === 0)) footerOnly.push(n);
@@ -185,7 +186,7 @@ describe('Chromium PDF renderer', function () {
   it('renders a burst of 10 with poolSize 2: all succeed with their own content, never more than 2 at once, on 2 reused pages', async () => {
     const pooled = createChromiumRenderer({ poolSize: 2 });
     try {
-      const renders = Array.from({ length: 10 }, (_, i) => pooled.renderInvoice(danishInvoice(2001 + i)));
+      const renders = Array.from({ length: 10 }, (_, i) => pooled.render('invoice', danishInvoice(2001 + i)));
       // Admission happens before the first await: two renders hold pages, eight wait their turn.
       assert.deepEqual({ rendering: pooled.stats().rendering, queued: pooled.stats().queued }, { rendering: 2, queued: 8 });
       const pdfs = await Promise.all(renders);
@@ -221,7 +222,7 @@ describe('Chromium PDF renderer', function () {
       assert.equal(hits, 0);
       assert.equal(renderer.stats().blockedRequests - before, 2);
       const afterBlocked = renderer.stats().blockedRequests;
-      await renderer.renderInvoice(danishInvoice());
+      await renderer.render('invoice', danishInvoice());
       assert.equal(renderer.stats().blockedRequests, afterBlocked, 'the invoice template is self-contained');
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -246,11 +247,11 @@ describe('Chromium PDF renderer', function () {
   });
 
   it('launches a new browser after the warm one was killed', async () => {
-    await renderer.renderInvoice(danishInvoice());
+    await renderer.render('invoice', danishInvoice());
     const launches = renderer.stats().launches;
     const oldPids = (await renderer.processes()).map((p) => p.pid);
     process.kill(await browserPid(renderer), 'SIGKILL');
-    const text = await pdfText(await renderer.renderInvoice(danishInvoice(3001)));
+    const text = await pdfText(await renderer.render('invoice', danishInvoice(3001)));
     assert.ok(text.includes('Fakturanr. 3001'));
     assert.equal(renderer.stats().launches, launches + 1);
     await waitUntil('the killed browser’s processes end', () => oldPids.every((pid) => !alive(pid)));
@@ -258,7 +259,7 @@ describe('Chromium PDF renderer', function () {
 
   it('close() ends every Chromium process it started and removes the browser profile, also with renders in flight', async () => {
     const closing = createChromiumRenderer({ poolSize: 2 });
-    await Promise.all([closing.renderInvoice(danishInvoice()), closing.renderInvoice(englishCreditNote)]);
+    await Promise.all([closing.render('invoice', danishInvoice()), closing.render('creditNote', englishCreditNote)]);
     const processes = await closing.processes();
     const pid = processes.find((p) => p.type === 'browser')!.pid;
     assert.ok(processes.filter((p) => p.type === 'renderer').length >= 2, JSON.stringify(processes));
@@ -267,7 +268,7 @@ describe('Chromium PDF renderer', function () {
     assert.ok((await pgrep(profile)).length >= 2);
 
     // Two renders hold the pages and two wait: close() must not leave the waiting ones a browser to launch.
-    const inFlight = Promise.allSettled(Array.from({ length: 4 }, (_, i) => closing.renderInvoice(danishInvoice(4001 + i))));
+    const inFlight = Promise.allSettled(Array.from({ length: 4 }, (_, i) => closing.render('invoice', danishInvoice(4001 + i))));
     await closing.close();
     const settled = await inFlight;
     for (const r of settled.slice(2)) {
@@ -279,6 +280,6 @@ describe('Chromium PDF renderer', function () {
     assert.deepEqual(await pgrep(profile), []);
     assert.equal(existsSync(profile), false);
     assert.deepEqual(await closing.processes(), []);
-    await assert.rejects(closing.renderInvoice(danishInvoice()), /the PDF renderer is closed/);
+    await assert.rejects(closing.render('invoice', danishInvoice()), /the PDF renderer is closed/);
   });
 });

@@ -15,7 +15,7 @@ import type { Keyring } from '../../services/shared/crypto.ts';
 import { createSql, Db } from '../../services/shared/db.ts';
 import { createOrganization } from '../../services/organizations/create-organization.ts';
 import { percentile } from './percentile.ts';
-import type { InvoiceDocumentView } from '../../services/invoices/invoice-document.ts';
+import type { DocumentViews } from '../../services/documents/pdf-renderer.ts';
 
 export interface IssuingFigures {
   concurrency: number;
@@ -91,7 +91,7 @@ export async function benchIssuing(
     };
     // The same document the route renders, taken from a first issued invoice, so both runs render the same thing.
     await issueOnce();
-    const view: InvoiceDocumentView = {
+    const view: DocumentViews['invoice'] = {
       language: 'da', kind: 'invoice', number: 1, issueDate: '2026-11-21', dueDate: '2026-12-05',
       seller: { name: 'Bench Bageri ApS', cvr: '12345678', street: 'Nørregade 1', postalCode: '8000', city: 'Aarhus C', country: null, email: null, bankReg: '1234', bankAccount: '0001234567' },
       buyer: { name: 'Kunde A/S', cvr: '87654321', street: 'Vestergade 2', postalCode: '5000', city: 'Odense C', country: null, contactPerson: null },
@@ -105,7 +105,7 @@ export async function benchIssuing(
       exemptSummary: [{ reason: 'ML13', netOere: 150000 }],
       netOere: 217500, vatOere: 16875, grossOere: 234375, credits: null,
     };
-    const renderOnce = async () => void (await pdf.renderInvoice(view));
+    const renderOnce = async () => void (await pdf.render('invoice', view));
     await closedLoop(opts.concurrency, opts.warmupSec, renderOnce);
     const renderer = await closedLoop(opts.concurrency, opts.durationSec, renderOnce);
     await closedLoop(opts.concurrency, opts.warmupSec, issueOnce);

@@ -217,8 +217,7 @@ async function realApp(db: Db): Promise<FastifyInstance> {
     keyring,
     // The customer routes render no documents; a stub keeps Chromium out of the process and out of the figures.
     pdf: {
-      renderInvoice: () => Promise.reject(new Error('the bench renders no documents')),
-      renderReceipt: () => Promise.reject(new Error('the bench renders no documents')),
+      render: () => Promise.reject(new Error('the bench renders no documents')),
       close: async () => {},
     },
     documents: createPostgresDocumentStore(),

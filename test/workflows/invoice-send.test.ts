@@ -154,7 +154,7 @@ describe('sending invoices by e-mail', () => {
   it('an issue whose PDF could not be rendered is finished by the InvoiceIssue workflow, mail included; the retry replays it', async () => {
     const broken = await startTestApp({
       mailDispatch: createRestateMailDispatch(restate.ingressUrl),
-      pdf: { renderInvoice: () => Promise.reject(new Error('renderer crashed')), renderReceipt: () => Promise.reject(new Error('renderer crashed')), close: async () => {} },
+      pdf: { render: () => Promise.reject(new Error('renderer crashed')), close: async () => {} },
     });
     try {
       const key = `issue-finish-${Date.now()}`;
