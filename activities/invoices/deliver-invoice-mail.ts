@@ -100,7 +100,6 @@ export async function recordInvoiceMail(deps: Pick<InvoiceMailDeps, 'db'>, invoi
     await recordEvent(tx, {
       organizationId: org,
       type: 'invoice.sent',
-      family: 'invoice',
       entityId: invoiceId,
       data: { invoiceId, number: attempt.number, channel: 'email', externalReference: attempt.externalReference },
     });

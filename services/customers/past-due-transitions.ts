@@ -58,7 +58,6 @@ export async function reconcilePastDue(
     await recordEvent(sql, {
       organizationId,
       type: pastDue ? 'customer.past_due' : 'customer.settled',
-      family: 'customer',
       entityId: c.id,
       data: {
         customerId: c.id,

@@ -89,7 +89,6 @@ export async function creditInvoice(
   await recordEvent(sql, {
     organizationId,
     type: 'invoice.credited',
-    family: 'invoice',
     entityId: invoiceId,
     data: { invoiceId, creditNoteId: id, creditNoteNumber: number, creditedOere: original.gross_oere, externalReference: original.external_reference },
   });

@@ -80,10 +80,9 @@ export async function finishIssue(deps: FinishIssueDeps, invoiceId: string): Pro
     await recordEvent(tx, {
       organizationId: org,
       type: 'invoice.issued',
-      family: 'invoice',
       entityId: invoiceId,
       data: {
-        invoiceId, number: row.number, customerId: row.customer_id, issueDate: row.issue_date, dueDate: row.due_date,
+        invoiceId, number: row.number!, customerId: row.customer_id, issueDate: row.issue_date!, dueDate: row.due_date!,
         netOere: row.net_oere, vatOere: row.vat_oere, grossOere: row.gross_oere, externalReference: row.external_reference,
       },
     });

@@ -127,7 +127,6 @@ export async function bookPayment(
     recordEvent(sql, {
       organizationId,
       type: 'payment.received',
-      family: 'payment',
       entityId: id,
       data: {
         invoiceId: row.id,
@@ -141,11 +140,10 @@ export async function bookPayment(
       ? recordEvent(sql, {
           organizationId,
           type: 'invoice.paid',
-          family: 'invoice',
           entityId: row.id,
           data: {
             invoiceId: row.id,
-            number: row.number,
+            number: row.number!,
             paymentId: id,
             paidOere: row.paid_oere + input.amountOere,
             balanceOere: settlement.balanceAfterOere,

@@ -132,7 +132,7 @@ export async function benchWebhooks(
     const commitEvent = async (organizationId: string): Promise<{ id: string; at: number }> => {
       const entityId = uuidv7();
       const { id } = await db.tx((tx) =>
-        recordEvent(tx, { organizationId, type: 'invoice.sent', family: 'invoice', entityId, data: { invoiceId: entityId, number: 1, channel: 'email', externalReference: null } }),
+        recordEvent(tx, { organizationId, type: 'invoice.sent', entityId, data: { invoiceId: entityId, number: 1, channel: 'email', externalReference: null } }),
       );
       return { id, at: performance.now() };
     };

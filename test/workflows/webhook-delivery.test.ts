@@ -7,7 +7,8 @@ import { Webhook } from 'standardwebhooks';
 import { freePort } from '../../deploy/local/ports.ts';
 import { createRestateWakeups } from '../../services/clock/wakeups.ts';
 import { startEventRelay, type RunningRelay } from '../../services/events/event-relay.ts';
-import { recordEvent } from '../../services/events/record-event.ts';
+import type { EventType } from '../../contracts/events.ts';
+import { recordEvent, type EventRecord } from '../../services/events/record-event.ts';
 import { createRestateEventForwarder } from '../../services/events/restate-event-forwarder.ts';
 import { overdueOrganizations, RETRY_SCHEDULE_MS } from '../../services/webhooks/delivery-store.ts';
 import { uuidv7 } from '../../services/shared/ids.ts';
@@ -67,8 +68,8 @@ describe('webhook delivery', function () {
     assert.equal(res.status, 201, JSON.stringify(res.body));
     return res.body.data as { id: string; secret: string };
   };
-  const emit = (org: TestOrg, type = 'invoice.sent', entityId = uuidv7()) =>
-    testDb().db.tx((tx) => recordEvent(tx, { organizationId: org.organizationId, type, family: 'invoice', entityId, data: { invoiceId: entityId, externalReference: 'ERP-1' } }));
+  const emit = (org: TestOrg, type: EventType = 'invoice.sent', entityId = uuidv7()) =>
+    testDb().db.tx((tx) => recordEvent(tx, { organizationId: org.organizationId, type, entityId, data: { invoiceId: entityId, externalReference: 'ERP-1' } } as EventRecord));
   const feedItem = async (org: TestOrg, id: string) =>
     ((await call(t.app, 'GET', '/v1/events?limit=200', { key: org.apiKey })).body.data as { id: string }[]).find((e) => e.id === id);
   const deliveryOf = async (endpointId: string, messageId: string): Promise<DeliveryRow | undefined> => {

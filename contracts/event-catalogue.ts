@@ -1,0 +1,154 @@
+import type { EVENT_FAMILIES, EventType } from './events.ts';
+import type { PaymentSource } from './payments.ts';
+
+/**
+ * Every event type with the family block its envelope carries and the shape of its `data`. `data` holds amounts,
+ * dates, ids and the integrator's externalReference only: never names, e-mail addresses, phone numbers or CPR.
+ *
+ * Types nothing records yet (overdue, collections, subscriptions, cases) have their family and an open payload;
+ * the change that first records one gives it its payload here.
+ */
+
+export type EventFamily = (typeof EVENT_FAMILIES)[number];
+
+/** The payload of a type nothing records yet. */
+export type UnspecifiedEventData = Record<string, unknown>;
+
+/** An issued invoice: its number, dates and totals. */
+export interface InvoiceIssuedData {
+  invoiceId: string;
+  number: number;
+  customerId: string;
+  issueDate: string;
+  dueDate: string;
+  netOere: number;
+  vatOere: number;
+  grossOere: number;
+  externalReference: string | null;
+}
+
+/** The invoice's e-mail was handed to the mail server. */
+export interface InvoiceSentData {
+  invoiceId: string;
+  number: number;
+  channel: 'email';
+  externalReference: string | null;
+}
+
+/** A payment settled the invoice; `balanceOere` is below 0 when it overpaid. */
+export interface InvoicePaidData {
+  invoiceId: string;
+  number: number;
+  paymentId: string;
+  paidOere: number;
+  balanceOere: number;
+  externalReference: string | null;
+}
+
+/** Recorded on the original invoice, naming the credit note that credits it. */
+export interface InvoiceCreditedData {
+  invoiceId: string;
+  creditNoteId: string;
+  creditNoteNumber: number;
+  creditedOere: number;
+  externalReference: string | null;
+}
+
+/** A payment booked against an invoice (decisions.md: `data: {invoiceId, amountOere, paymentDate, source, externalReference}`). */
+export interface PaymentReceivedData {
+  invoiceId: string;
+  amountOere: number;
+  paymentDate: string;
+  source: PaymentSource;
+  externalReference: string | null;
+}
+
+/** A customer crossing the past-due threshold either way, with the overdue figures as of `asOf`. */
+export interface CustomerPastDueData {
+  customerId: string;
+  asOf: string;
+  overdueOere: number;
+  overdueCount: number;
+  oldestDueDate: string | null;
+  daysOverdue: number;
+  externalReference: string | null;
+}
+
+interface Entry<F extends EventFamily, D> {
+  family: F;
+  data: D;
+}
+
+/** Event type → its family and its `data`. */
+export interface EventCatalogue {
+  'invoice.issued': Entry<'invoice', InvoiceIssuedData>;
+  'invoice.sent': Entry<'invoice', InvoiceSentData>;
+  'invoice.paid': Entry<'invoice', InvoicePaidData>;
+  'invoice.overdue': Entry<'invoice', UnspecifiedEventData>;
+  'invoice.credited': Entry<'invoice', InvoiceCreditedData>;
+  'invoice.collections': Entry<'invoice', UnspecifiedEventData>;
+  'payment.received': Entry<'payment', PaymentReceivedData>;
+  'customer.past_due': Entry<'customer', CustomerPastDueData>;
+  'customer.settled': Entry<'customer', CustomerPastDueData>;
+  'subscription.created': Entry<'subscription', UnspecifiedEventData>;
+  'subscription.updated': Entry<'subscription', UnspecifiedEventData>;
+  'subscription.paused': Entry<'subscription', UnspecifiedEventData>;
+  'subscription.resumed': Entry<'subscription', UnspecifiedEventData>;
+  'subscription.cancelled': Entry<'subscription', UnspecifiedEventData>;
+  'subscription.ended': Entry<'subscription', UnspecifiedEventData>;
+  'subscription.invoiced': Entry<'subscription', UnspecifiedEventData>;
+  'subscription.payment_succeeded': Entry<'subscription', UnspecifiedEventData>;
+  'subscription.payment_failed': Entry<'subscription', UnspecifiedEventData>;
+  'subscription.payment_method.attached': Entry<'subscription', UnspecifiedEventData>;
+  'subscription.payment_method.detached': Entry<'subscription', UnspecifiedEventData>;
+  'subscription.payment_method.expiring': Entry<'subscription', UnspecifiedEventData>;
+  'sag.oprettet': Entry<'sag', UnspecifiedEventData>;
+  'sag.paakrav_sendt': Entry<'sag', UnspecifiedEventData>;
+  'sag.overdraget': Entry<'sag', UnspecifiedEventData>;
+  'sag.betaling_modtaget': Entry<'sag', UnspecifiedEventData>;
+  'sag.afsluttet': Entry<'sag', UnspecifiedEventData>;
+  'sag.tilbagekaldt': Entry<'sag', UnspecifiedEventData>;
+  'sag.status_aendret': Entry<'sag', UnspecifiedEventData>;
+}
+
+/** The `data` of an event of type T. */
+export type EventData<T extends EventType> = EventCatalogue[T]['data'];
+
+/**
+ * The family of every event type, at run time. Its type ties it to the catalogue above, and the catalogue's keys to
+ * EVENT_TYPES, so a type added to one and not the others fails to compile.
+ */
+export const EVENT_TYPE_FAMILY: { readonly [T in EventType]: EventCatalogue[T]['family'] } = {
+  'invoice.issued': 'invoice',
+  'invoice.sent': 'invoice',
+  'invoice.paid': 'invoice',
+  'invoice.overdue': 'invoice',
+  'invoice.credited': 'invoice',
+  'invoice.collections': 'invoice',
+  'payment.received': 'payment',
+  'customer.past_due': 'customer',
+  'customer.settled': 'customer',
+  'subscription.created': 'subscription',
+  'subscription.updated': 'subscription',
+  'subscription.paused': 'subscription',
+  'subscription.resumed': 'subscription',
+  'subscription.cancelled': 'subscription',
+  'subscription.ended': 'subscription',
+  'subscription.invoiced': 'subscription',
+  'subscription.payment_succeeded': 'subscription',
+  'subscription.payment_failed': 'subscription',
+  'subscription.payment_method.attached': 'subscription',
+  'subscription.payment_method.detached': 'subscription',
+  'subscription.payment_method.expiring': 'subscription',
+  'sag.oprettet': 'sag',
+  'sag.paakrav_sendt': 'sag',
+  'sag.overdraget': 'sag',
+  'sag.betaling_modtaget': 'sag',
+  'sag.afsluttet': 'sag',
+  'sag.tilbagekaldt': 'sag',
+  'sag.status_aendret': 'sag',
+};
+
+// The catalogue has exactly the types of EVENT_TYPES: neither side has a key the other lacks.
+type Exact<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const _catalogueCoversEventTypes: Exact<keyof EventCatalogue, EventType> = true;
