@@ -7,7 +7,7 @@ import { renderReceiptHtml } from './receipt-template.ts';
 const invoiceTemplate =
   <K extends InvoiceDocumentView['kind']>(kind: K) =>
   (view: DocumentViews[K]): string => {
-    if (view.kind !== kind) throw new TypeError(`a ${view.kind} view cannot be rendered as a ${kind}`);
+    if (view.kind !== kind) throw new TypeError(`a view of kind ${view.kind} rendered as ${kind}`);
     return renderInvoiceHtml(view);
   };
 
