@@ -1,25 +1,23 @@
 import * as restate from '@restatedev/restate-sdk';
+import { WORKFLOW_SERVICES } from '../contracts/workflows.ts';
+import type { WakeRef } from '../services/clock/wake-index.ts';
+import { RETRY } from './shared/durable.ts';
 
 /**
- * The wake-up fan-out of one organisation's business clock (key: organisation id). After a test clock advance (or
- * a replay, a reactivation, the overdue sweep) it reads the wake index for every pending timed step that is due by
- * the organisation's business time and pokes each one's `wake` handler. The steps themselves decide on business
- * time, so a poke that arrives early only re-arms.
+ * The wake-up fan-out of one organisation's business clock (key: organisation id). After a test clock advance, or
+ * when the housekeeping loop finds the organisation's rows overdue, it reads the wake index page by page for every
+ * row that is due by the organisation's business time and pokes each row's handler. The handlers decide on
+ * business time themselves, so a poke that arrives early only re-arms, and a repeated one does nothing twice.
  */
-export const BUSINESS_CLOCK = 'BusinessClock';
+export const BUSINESS_CLOCK = WORKFLOW_SERVICES.BusinessClock;
 
-export interface WakeRef {
-  service: string;
-  key: string;
-}
+export type { WakeRef };
 
 export interface BusinessClockActivities {
   dueWakeUps(organizationId: string, after: WakeRef | null, limit: number): Promise<WakeRef[]>;
 }
 
 const PAGE = 500;
-
-type WakeTarget = { wake: (ctx: restate.ObjectContext, req: Record<string, never>) => Promise<unknown> };
 
 export function createBusinessClock(activities: BusinessClockActivities) {
   return restate.object({
@@ -30,8 +28,9 @@ export function createBusinessClock(activities: BusinessClockActivities) {
         let woken = 0;
         for (let page = 0; ; page++) {
           const from: WakeRef | null = after;
-          const due: WakeRef[] = await ctx.run(`due-${page}`, (): Promise<WakeRef[]> => activities.dueWakeUps(ctx.key, from, PAGE));
-          for (const w of due) ctx.objectSendClient<WakeTarget>({ name: w.service }, w.key).wake({});
+          const due: WakeRef[] = await ctx.run(`due-${page}`, (): Promise<WakeRef[]> => activities.dueWakeUps(ctx.key, from, PAGE), RETRY.database);
+          // The row names its handler; every handler listed in the wake index takes a poke (an empty object).
+          for (const w of due) ctx.genericSend({ service: w.service, method: w.handler, key: w.key, parameter: {}, inputSerde: restate.serde.json });
           woken += due.length;
           if (due.length < PAGE) return { woken };
           after = due[due.length - 1]!;

@@ -1,37 +1,55 @@
 import * as restate from '@restatedev/restate-sdk';
+import { WORKFLOW_SERVICES, type HousekeepingJob } from '../contracts/workflows.ts';
+import { arm, disarm, isStaleWake, RETRY, sendTo, type ArmedTimer } from './shared/durable.ts';
 
 /**
- * Periodic clean-up jobs, one virtual object key per job ("idempotency": purge stored idempotent responses past
- * their retention). Restate has no cron, so each run arms the next with a delayed self-send (guide §3.0/§3.1).
+ * The one durable housekeeping loop, one virtual object key per job. Restate has no cron, so each run arms the next
+ * with a delayed self-send (the armed-timer pattern of shared/durable.ts):
  *
- * Invariant: at most one armed wake-up per job. Every armed `wake` carries the generation it was armed with; a wake
- * whose generation is not the current one is stale and does nothing, and `start` on an armed job is a no-op. The
- * exclusive handlers of a key never overlap, so the state below needs no other lock.
+ * - `idempotency`, daily: purges stored idempotent responses past their retention.
+ * - `lost-work`, every minute: re-hands what was lost. Every organisation with wake-index rows overdue by more
+ *   than a minute (a timed step whose wake-up was lost, a hand-off after commit that never arrived, an invocation
+ *   that was killed) gets its BusinessClock woken, which pokes each due row; and the event outbox is drained.
+ *   This replaces every per-feature sweep: a new kind of durable work adds rows to the wake index, not a sweep.
+ * - `past-due`, every minute: announces customers crossing the past-due threshold as days pass.
+ *
+ * Invariant: at most one armed wake-up per job. `start` on an armed job is a no-op, so every boot of every replica
+ * may send it.
  */
-export const HOUSEKEEPING = 'Housekeeping';
-export const IDEMPOTENCY_JOB = 'idempotency';
+export const HOUSEKEEPING = WORKFLOW_SERVICES.Housekeeping;
+export const IDEMPOTENCY_JOB = 'idempotency' satisfies HousekeepingJob;
+export const LOST_WORK_JOB = 'lost-work' satisfies HousekeepingJob;
+export const PAST_DUE_JOB = 'past-due' satisfies HousekeepingJob;
 
+/** The idempotency purge's period. */
 export const RUN_INTERVAL_MS = 24 * 60 * 60 * 1000;
 /** After a run whose job failed every retry, the next attempt comes sooner than a day. */
 export const RETRY_INTERVAL_MS = 60 * 60 * 1000;
 /**
- * An armed wake-up this late has been lost (an operator killed it): `start` then runs the job and re-arms. A wake
- * that is merely late (endpoint down, Restate retrying) holds the key, so `start` waits behind it instead.
+ * An armed wake-up of the daily job this late has been lost (an operator killed it): `start` then runs the job and
+ * re-arms. A wake that is merely late (endpoint down, Restate retrying) holds the key, so `start` waits behind it.
  */
 export const OVERDUE_AFTER_MS = 60 * 60 * 1000;
+/** The minute jobs' period, and how long a wake-index row may be overdue before it counts as lost. */
+export const MINUTE_MS = 60 * 1000;
+export const LOST_WORK_GRACE_MS = MINUTE_MS;
 
 export interface HousekeepingActivities {
   /** Deletes stored idempotent responses older than the retention; returns how many. */
   purgeIdempotencyKeys(): Promise<number>;
+  /** Organisations whose wake-index rows are overdue by more than `graceMs`. */
+  overdueOrganizations(graceMs: number): Promise<string[]>;
+  /** Hands on whatever the event outbox still holds (the relay's own work, when a notification was lost). */
+  drainEventOutbox(): Promise<void>;
+  /** Announces past-due transitions; returns how many customers changed. */
+  sweepPastDue(): Promise<number>;
 }
 
-export interface HousekeepingState {
+export interface HousekeepingState extends ArmedTimer {
   gen: number;
-  /** Invocation id of the armed wake-up; null while none is armed. */
-  pendingWake: string | null;
   nextRunAt: number | null;
   lastRunAt: number | null;
-  /** Rows removed by the last successful run. */
+  /** The last successful run's count (rows removed, organisations woken, customers announced). */
   lastDeleted: number | null;
   lastError: string | null;
 }
@@ -44,8 +62,13 @@ export type RunResult = { ran: true; deleted: number | null; nextRunAt: number }
 
 type HousekeepingContext = restate.ObjectContext<{ s: HousekeepingState }>;
 
-// The object sends to itself; its own definition cannot be named inside its initializer, so the target is typed here.
-type SelfTarget = { wake: (ctx: restate.ObjectContext, req: WakeRequest) => Promise<RunResult> };
+interface Job {
+  intervalMs: number;
+  retryMs: number;
+  overdueAfterMs: number;
+  /** The run; its steps are journaled. Throws a TerminalError when it gave up. */
+  run(ctx: HousekeepingContext): Promise<number>;
+}
 
 const initialState = (): HousekeepingState => ({
   gen: 0,
@@ -57,36 +80,56 @@ const initialState = (): HousekeepingState => ({
 });
 
 export function createHousekeeping(activities: HousekeepingActivities) {
-  const jobs: Record<string, () => Promise<number>> = {
-    [IDEMPOTENCY_JOB]: () => activities.purgeIdempotencyKeys(),
+  const jobs: Record<HousekeepingJob, Job> = {
+    idempotency: {
+      intervalMs: RUN_INTERVAL_MS,
+      retryMs: RETRY_INTERVAL_MS,
+      overdueAfterMs: OVERDUE_AFTER_MS,
+      // Bounded retries: a database that stays down must not pause the object, because a paused invocation would
+      // hold the key and arm nothing, and the job would never run again without an operator.
+      run: (ctx) => ctx.run('run-job', () => activities.purgeIdempotencyKeys(), RETRY.job),
+    },
+    'lost-work': {
+      intervalMs: MINUTE_MS,
+      retryMs: MINUTE_MS,
+      overdueAfterMs: 5 * MINUTE_MS,
+      run: async (ctx) => {
+        const orgs = await ctx.run('overdue-organizations', () => activities.overdueOrganizations(LOST_WORK_GRACE_MS), RETRY.job);
+        for (const org of orgs) sendTo(ctx, { service: 'BusinessClock', handler: 'wakeDue', key: org, input: null });
+        await ctx.run('drain-event-outbox', () => activities.drainEventOutbox(), RETRY.job);
+        return orgs.length;
+      },
+    },
+    'past-due': {
+      intervalMs: MINUTE_MS,
+      retryMs: MINUTE_MS,
+      overdueAfterMs: 5 * MINUTE_MS,
+      run: (ctx) => ctx.run('announce-past-due', () => activities.sweepPastDue(), RETRY.job),
+    },
   };
 
-  const jobOf = (ctx: HousekeepingContext): (() => Promise<number>) => {
-    const job = Object.hasOwn(jobs, ctx.key) ? jobs[ctx.key] : undefined;
+  const jobOf = (ctx: HousekeepingContext): Job => {
+    const job = Object.hasOwn(jobs, ctx.key) ? jobs[ctx.key as HousekeepingJob] : undefined;
     if (!job) throw new restate.TerminalError(`No housekeeping job is called "${ctx.key}".`, { errorCode: 404 });
     return job;
   };
 
   /** Runs the job once, then arms exactly one wake-up for the next run. */
-  async function runAndArm(ctx: HousekeepingContext, s: HousekeepingState, job: () => Promise<number>): Promise<RunResult> {
+  async function runAndArm(ctx: HousekeepingContext, s: HousekeepingState, job: Job): Promise<RunResult> {
     let deleted: number | null = null;
     try {
-      // Bounded retries (about half a minute): a database that stays down must not pause the object, because a paused
-      // invocation would hold the key and arm nothing, and the job would never run again without an operator.
-      deleted = await ctx.run('run-job', job, { maxRetryAttempts: 10, maxRetryInterval: { seconds: 10 } });
+      deleted = await job.run(ctx);
       s.lastDeleted = deleted;
       s.lastError = null;
     } catch (err) {
       if (!(err instanceof restate.TerminalError)) throw err;
       s.lastError = err.message;
+      ctx.console.warn(`housekeeping job ${ctx.key} gave up after its retries: ${err.message}`);
     }
     const now = await ctx.date.now();
-    const delay = s.lastError === null ? RUN_INTERVAL_MS : RETRY_INTERVAL_MS;
+    const delay = s.lastError === null ? job.intervalMs : job.retryMs;
     s.gen += 1;
-    const handle = ctx
-      .objectSendClient<SelfTarget>({ name: HOUSEKEEPING }, ctx.key)
-      .wake({ gen: s.gen }, restate.rpc.sendOpts({ delay }));
-    s.pendingWake = await handle.invocationId;
+    await arm(ctx, s, { service: 'Housekeeping', handler: 'wake', input: { gen: s.gen } }, delay);
     s.lastRunAt = now;
     s.nextRunAt = now + delay;
     ctx.set('s', s);
@@ -102,11 +145,10 @@ export function createHousekeeping(activities: HousekeepingActivities) {
         const s = (await ctx.get('s')) ?? initialState();
         if (s.pendingWake !== null) {
           const now = await ctx.date.now();
-          if (s.nextRunAt !== null && now < s.nextRunAt + OVERDUE_AFTER_MS) {
+          if (s.nextRunAt !== null && now < s.nextRunAt + job.overdueAfterMs) {
             return { ran: false, reason: 'already_armed', nextRunAt: s.nextRunAt };
           }
-          ctx.invocation(restate.InvocationIdParser.fromString(s.pendingWake)).cancel();
-          s.pendingWake = null;
+          disarm(ctx, s);
         }
         return runAndArm(ctx, s, job);
       },
@@ -115,13 +157,10 @@ export function createHousekeeping(activities: HousekeepingActivities) {
       wake: async (ctx: HousekeepingContext, req: WakeRequest): Promise<RunResult> => {
         const job = jobOf(ctx);
         const s = await ctx.get('s');
-        if (!s || req?.gen !== s.gen) return { ran: false, reason: 'stale_wake', nextRunAt: s?.nextRunAt ?? null };
+        if (!s || req?.gen === undefined || isStaleWake(s.gen, req.gen)) return { ran: false, reason: 'stale_wake', nextRunAt: s?.nextRunAt ?? null };
         // Normally this invocation is the armed wake-up itself. Called by hand with the current generation, it
         // supersedes the armed one, which is cancelled so that only the wake-up armed below remains.
-        if (s.pendingWake !== null && s.pendingWake !== ctx.request().id) {
-          ctx.invocation(restate.InvocationIdParser.fromString(s.pendingWake)).cancel();
-        }
-        s.pendingWake = null;
+        disarm(ctx, s);
         return runAndArm(ctx, s, job);
       },
 
@@ -129,10 +168,7 @@ export function createHousekeeping(activities: HousekeepingActivities) {
       runNow: async (ctx: HousekeepingContext): Promise<RunResult> => {
         const job = jobOf(ctx);
         const s = (await ctx.get('s')) ?? initialState();
-        // The generation bump in runAndArm already makes the old wake-up stale; cancelling it keeps the timer table
-        // free of wake-ups that would only be ignored.
-        if (s.pendingWake !== null) ctx.invocation(restate.InvocationIdParser.fromString(s.pendingWake)).cancel();
-        s.pendingWake = null;
+        disarm(ctx, s);
         return runAndArm(ctx, s, job);
       },
 

@@ -1,18 +1,21 @@
 import * as restate from '@restatedev/restate-sdk';
-import { INVOICE_MAIL, type InvoiceMail } from './invoice-mail.ts';
+import { WORK, WORKFLOW_SERVICES, type WorkTarget } from '../contracts/workflows.ts';
+import { RETRY, sendTo, step } from './shared/durable.ts';
 
 /**
  * Finishes an issue whose request stopped between its two transactions (the API process died while the PDF was
  * rendering, or the renderer failed): the number is reserved and the content frozen, so the issue is completed,
  * never undone. A virtual object keyed by the invoice id, so one invoice is finished by one invocation at a time.
- * The workflows process's sweep sends `finish` for reservations older than a minute; the finishing step is retried
- * by Restate until it succeeds, and it is idempotent (a reservation already finished is left as it is).
+ * The reservation is in the wake index from its commit on; the housekeeping loop pokes `finish` once it is a
+ * minute overdue. The finishing step is idempotent (a reservation already finished is left as it is); when it
+ * exhausts its retries the reservation's wake-index row is parked with the error, for an operator.
  */
-export const INVOICE_ISSUE = 'InvoiceIssue';
+export const INVOICE_ISSUE = WORKFLOW_SERVICES.InvoiceIssue;
 
 export interface InvoiceIssueActivities {
   /** Renders, stores and commits the reserved issue; `mail` when the request asked for a send that is now queued. */
   finishInvoiceIssue(invoiceId: string): Promise<{ finished: boolean; mail: boolean }>;
+  parkWork(target: WorkTarget, error: string): Promise<boolean>;
 }
 
 export function createInvoiceIssue(activities: InvoiceIssueActivities) {
@@ -20,14 +23,14 @@ export function createInvoiceIssue(activities: InvoiceIssueActivities) {
     name: INVOICE_ISSUE,
     handlers: {
       finish: async (ctx: restate.ObjectContext): Promise<{ finished: boolean }> => {
-        const result = await ctx.run('finish', () => activities.finishInvoiceIssue(ctx.key), {
-          initialRetryInterval: { seconds: 5 },
-          retryIntervalFactor: 2,
-          maxRetryInterval: { minutes: 10 },
-        });
+        const result = await step(ctx, 'finish', () => activities.finishInvoiceIssue(ctx.key), 'finishIssue');
+        if (!result.ok) {
+          await ctx.run('park', () => activities.parkWork(WORK.invoiceIssue(ctx.key), result.failed), RETRY.database);
+          return { finished: false };
+        }
         // The send the request asked for goes to the mail workflow as a durable one-way call.
-        if (result.mail) ctx.objectSendClient<InvoiceMail>({ name: INVOICE_MAIL }, ctx.key).deliver();
-        return { finished: result.finished };
+        if (result.value.mail) sendTo(ctx, { service: 'InvoiceMail', handler: 'deliver', key: ctx.key, input: null });
+        return { finished: result.value.finished };
       },
     },
   });

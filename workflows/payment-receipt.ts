@@ -1,27 +1,32 @@
 import * as restate from '@restatedev/restate-sdk';
+import { WORK, WORKFLOW_SERVICES, type WorkTarget } from '../contracts/workflows.ts';
+import { RETRY, step } from './shared/durable.ts';
 
 /**
  * The receipt of one payment, as a virtual object keyed by the payment id: one rendering at a time per payment. The
  * API (after a manual registration commits), the pay service (after a provider callback books a payment) and the
- * workflows process's sweep send `render`; the step is retried by Restate until it succeeds (the renderer or the
- * database may be down for a while) and is idempotent, so repeated sends render once.
+ * wake index (the request is listed from the payment's commit on) send `render`; the step is idempotent, so
+ * repeated sends render once. When the renderer or the database stays down past the retry policy, the request is
+ * parked in the wake index with the error.
  */
-export const PAYMENT_RECEIPT = 'PaymentReceipt';
+export const PAYMENT_RECEIPT = WORKFLOW_SERVICES.PaymentReceipt;
 
 export interface PaymentReceiptActivities {
   renderPaymentReceipt(paymentId: string): Promise<{ status: string }>;
+  /** Records that the work's retries ran out: its wake-index row is parked with the error. */
+  parkWork(target: WorkTarget, error: string): Promise<boolean>;
 }
 
 export function createPaymentReceipt(activities: PaymentReceiptActivities) {
   return restate.object({
     name: PAYMENT_RECEIPT,
     handlers: {
-      render: async (ctx: restate.ObjectContext): Promise<{ status: string }> =>
-        ctx.run('render', () => activities.renderPaymentReceipt(ctx.key), {
-          initialRetryInterval: { seconds: 2 },
-          retryIntervalFactor: 2,
-          maxRetryInterval: { minutes: 10 },
-        }),
+      render: async (ctx: restate.ObjectContext): Promise<{ status: string }> => {
+        const done = await step(ctx, 'render', () => activities.renderPaymentReceipt(ctx.key), 'render');
+        if (done.ok) return done.value;
+        await ctx.run('park', () => activities.parkWork(WORK.paymentReceipt(ctx.key), done.failed), RETRY.database);
+        return { status: 'parked' };
+      },
     },
   });
 }

@@ -1,4 +1,6 @@
 import * as restate from '@restatedev/restate-sdk';
+import { WORKFLOW_SERVICES } from '../contracts/workflows.ts';
+import { arm, disarm, isStaleWake, step, type ArmedTimer } from './shared/durable.ts';
 
 /**
  * One webhook delivery, as a virtual object keyed by the delivery id (one per event and endpoint, or per ping).
@@ -12,7 +14,7 @@ import * as restate from '@restatedev/restate-sdk';
  * overdue sweep) cancels the armed timer, re-reads the delivery, and attempts if it is due or re-arms if it is
  * not, so at most one timer is ever armed. Exclusive handlers of one key never overlap.
  */
-export const WEBHOOK_DELIVERY = 'WebhookDelivery';
+export const WEBHOOK_DELIVERY = WORKFLOW_SERVICES.WebhookDelivery;
 
 /** The journaled result of a delivery step. */
 export type DeliveryNext = { next: 'done'; status: string } | { next: 'wait'; dueInMs: number; status: string };
@@ -26,19 +28,13 @@ export interface WakeRequest {
   token?: number;
 }
 
-interface DeliveryState {
+interface DeliveryState extends ArmedTimer {
   token: number;
-  /** Invocation id of the armed timer, if any. */
-  pendingWake: string | null;
 }
 
 export type WakeResult = { ignored: 'stale' } | { status: string; nextInMs?: number } | { error: string };
 
 type DeliveryContext = restate.ObjectContext<{ s: DeliveryState }>;
-type SelfTarget = { wake: (ctx: restate.ObjectContext, req: WakeRequest) => Promise<WakeResult> };
-
-/** The steps touch only PostgreSQL and the receiver; a database outage longer than this leaves the wake index row. */
-const STEP_RETRY = { maxRetryAttempts: 8, maxRetryInterval: { seconds: 10 } } as const;
 
 export function createWebhookDelivery(activities: WebhookDeliveryActivities) {
   return restate.object({
@@ -47,32 +43,23 @@ export function createWebhookDelivery(activities: WebhookDeliveryActivities) {
       wake: async (ctx: DeliveryContext, req: WakeRequest | null): Promise<WakeResult> => {
         const stored = await ctx.get('s');
         const s = stored ?? { token: 0, pendingWake: null };
-        const token = req?.token;
-        if (token !== undefined && token !== s.token) return { ignored: 'stale' };
-        if (s.pendingWake !== null && s.pendingWake !== ctx.request().id) {
-          ctx.invocation(restate.InvocationIdParser.fromString(s.pendingWake)).cancel();
-        }
-        s.pendingWake = null;
-        let next: DeliveryNext;
-        try {
-          next = await ctx.run('deliver', () => activities.deliverWebhook(ctx.key), STEP_RETRY);
-        } catch (err) {
-          if (!(err instanceof restate.TerminalError)) throw err;
-          // The database stayed unreachable: arm nothing. The delivery's wake index row stays, and the overdue
-          // sweep pokes it again once the database is back.
+        if (isStaleWake(s.token, req?.token)) return { ignored: 'stale' };
+        disarm(ctx, s);
+        // The steps touch only PostgreSQL and the receiver; a database outage longer than the `database` policy
+        // leaves the wake index row, and the housekeeping loop pokes it again once the database is back.
+        const delivered = await step(ctx, 'deliver', () => activities.deliverWebhook(ctx.key), 'database');
+        if (!delivered.ok) {
           if (stored) ctx.set('s', s);
-          return { error: err.message };
+          return { error: delivered.failed };
         }
+        const next = delivered.value;
         if (next.next === 'done') {
           // Finished, gone or parked: no state is kept for it (a replay or reactivation starts afresh).
           if (stored) ctx.clearAll();
           return { status: next.status };
         }
         s.token += 1;
-        const handle = ctx
-          .objectSendClient<SelfTarget>({ name: WEBHOOK_DELIVERY }, ctx.key)
-          .wake({ token: s.token }, restate.rpc.sendOpts({ delay: Math.max(0, Math.ceil(next.dueInMs)) }));
-        s.pendingWake = await handle.invocationId;
+        await arm(ctx, s, { service: 'WebhookDelivery', handler: 'wake', input: { token: s.token } }, next.dueInMs);
         ctx.set('s', s);
         return { status: next.status, nextInMs: next.dueInMs };
       },

@@ -1,5 +1,6 @@
 import * as restate from '@restatedev/restate-sdk';
-import { WEBHOOK_DELIVERY, type WakeRequest } from './webhook-delivery.ts';
+import { WORKFLOW_SERVICES } from '../contracts/workflows.ts';
+import { RETRY, sendTo } from './shared/durable.ts';
 
 /**
  * Receives committed events from the relay (idempotency key: the event id), creates one delivery per endpoint that
@@ -7,14 +8,12 @@ import { WEBHOOK_DELIVERY, type WakeRequest } from './webhook-delivery.ts';
  * receiver failed, or someone else held the delivery) are handed to their own WebhookDelivery object, which owns the
  * retry schedule. The step is idempotent in PostgreSQL, so a repeated hand-off attempts nothing twice.
  */
-export const WEBHOOK_EVENTS = 'WebhookEvents';
+export const WEBHOOK_EVENTS = WORKFLOW_SERVICES.WebhookEvents;
 
 export interface WebhookEventsActivities {
   /** Creates the event's deliveries and attempts each once; returns the ids of those still pending. */
   fanOutAndDeliver(eventId: string, organizationId: string): Promise<string[]>;
 }
-
-type WakeTarget = { wake: (ctx: restate.ObjectContext, req: WakeRequest) => Promise<unknown> };
 
 export function createWebhookEvents(activities: WebhookEventsActivities) {
   return restate.service({
@@ -24,11 +23,8 @@ export function createWebhookEvents(activities: WebhookEventsActivities) {
         if (!req || typeof req.eventId !== 'string' || typeof req.organizationId !== 'string') {
           throw new restate.TerminalError('eventId and organizationId are required', { errorCode: 400 });
         }
-        const pending = await ctx.run('fan-out', () => activities.fanOutAndDeliver(req.eventId, req.organizationId), {
-          maxRetryAttempts: 8,
-          maxRetryInterval: { seconds: 10 },
-        });
-        for (const id of pending) ctx.objectSendClient<WakeTarget>({ name: WEBHOOK_DELIVERY }, id).wake({});
+        const pending = await ctx.run('fan-out', () => activities.fanOutAndDeliver(req.eventId, req.organizationId), RETRY.database);
+        for (const id of pending) sendTo(ctx, { service: 'WebhookDelivery', handler: 'wake', key: id, input: {} });
         return { pending: pending.length };
       },
     },

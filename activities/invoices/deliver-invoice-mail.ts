@@ -124,3 +124,10 @@ export async function recordFailure(
   });
   return { status: 'failed', code };
 }
+
+/** The mail step exhausted its retries: the send is recorded as failed (`mail_undeliverable`) with the last error. */
+export async function markInvoiceMailUndeliverable(deps: Pick<InvoiceMailDeps, 'db'>, invoiceId: string, reason: string): Promise<DeliveryOutcome> {
+  const [send] = await deps.db.read((sql) => sql<{ organization_id: string }[]>`SELECT organization_id FROM invoice_sends WHERE invoice_id = ${invoiceId}`);
+  if (!send) return { status: 'unknown' };
+  return recordFailure(deps, send.organization_id, invoiceId, 'mail_undeliverable', reason);
+}

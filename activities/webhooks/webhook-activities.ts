@@ -2,7 +2,6 @@ import type { Clock } from '../../services/shared/clock.ts';
 import type { Keyring } from '../../services/shared/crypto.ts';
 import type { Db } from '../../services/shared/db.ts';
 import {
-  dueWakes,
   fanOutEvent,
   planAttempts,
   recordAttempts,
@@ -10,7 +9,6 @@ import {
   type AttemptPlan,
   type AttemptResult,
   type Plan,
-  type WakeRef,
 } from '../../services/webhooks/delivery-store.ts';
 import { signatureHeader } from '../../services/webhooks/signing.ts';
 import type { Resolver, UrlPolicy } from '../../services/webhooks/url-policy.ts';
@@ -165,6 +163,3 @@ export async function fanOutAndDeliver(deps: WebhookActivityDeps, eventId: strin
   // Those already handed to their own object are not handed again (a second poke would only re-arm its timer).
   return created.filter((c) => steps.get(c.id)!.next === 'wait' && !handedOff.has(c.id)).map((c) => c.id);
 }
-
-export const dueWakeUps = (deps: WebhookActivityDeps, organizationId: string, after: WakeRef | null, limit: number): Promise<WakeRef[]> =>
-  dueWakes(deps.db, deps.clock, organizationId, after, limit);

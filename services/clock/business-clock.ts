@@ -26,14 +26,16 @@ export function createBusinessClock(sql: Sql, realNow: () => number = Date.now):
 
   async function read(organizationId: string): Promise<{ sandbox: boolean; offsetMs: number }> {
     if (sandbox.get(organizationId) === false) return { sandbox: false, offsetMs: 0 };
-    const [row] = await sql<{ sandbox: boolean; offset_ms: number | null }[]>`
-      SELECT o.sandbox, c.offset_ms FROM organizations o LEFT JOIN test_clocks c ON c.organization_id = o.id
-      WHERE o.id = ${organizationId}`;
+    // The rule itself (sandbox organisations run ahead by their test clock's offset) is SQL's business_now(), the
+    // one definition the wake index compares with too; here it only yields the offset to add to real time.
+    const [row] = await sql<{ sandbox: boolean; offset_ms: number }[]>`
+      SELECT o.sandbox, (extract(epoch FROM business_now(o.id) - now()) * 1000)::float8 AS offset_ms
+      FROM organizations o WHERE o.id = ${organizationId}`;
     // An unknown organisation has no clock of its own: real time.
     if (!row) return { sandbox: false, offsetMs: 0 };
     if (sandbox.size > 100_000) sandbox.clear();
     sandbox.set(organizationId, row.sandbox);
-    return { sandbox: row.sandbox, offsetMs: row.sandbox ? (row.offset_ms ?? 0) : 0 };
+    return { sandbox: row.sandbox, offsetMs: Math.round(row.offset_ms) };
   }
 
   const now = async (organizationId: string): Promise<Date> => {

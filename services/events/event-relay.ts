@@ -7,8 +7,9 @@ import type { Db } from '../shared/db.ts';
  * and the commit notifies the `event_outbox` channel. The relay listens on that channel, claims outbox rows, hands
  * each to the engine with the event id as idempotency key, and deletes the rows it handed on. If the process dies
  * between commit and hand-off, the row stays (its claim lapses after CLAIM_SECONDS): the relay drains the outbox
- * when it starts, whenever its listener (re)connects, and every `sweepIntervalMs`, so no committed event is lost
- * between the database and the engine. A hand-off repeated after a crash is harmless: the engine deduplicates on
+ * when it starts, whenever its listener (re)connects, a few seconds after a hand-off failed, and whenever the
+ * housekeeping loop asks (`drain`, once a minute), so no committed event is lost between the database and the
+ * engine. It runs no sweep of its own. A hand-off repeated after a crash is harmless: the engine deduplicates on
  * the idempotency key, and the fan-out creates at most one delivery per (event, endpoint).
  *
  * Hand-offs stream: up to `maxInFlight` are in flight at once, and rows are claimed as room frees up rather than in
@@ -23,6 +24,8 @@ export const EVENT_OUTBOX_CHANNEL = 'event_outbox';
 
 /** How long a claim protects a row from other relays; a hand-off takes milliseconds. */
 export const CLAIM_SECONDS = 30;
+/** After a failed hand-off (the engine unreachable), the relay tries again this much later, not before. */
+export const RETRY_AFTER_FAILURE_MS = 5000;
 
 type Log = (level: 'info' | 'warn', msg: string, fields?: Record<string, unknown>) => void;
 
@@ -33,6 +36,7 @@ export interface RunningRelay {
 }
 
 export interface RelayOptions {
+  /** Tests only: drain on a timer as well. The service relies on notifications, retries and the housekeeping loop. */
   sweepIntervalMs?: number;
   /** Hand-offs in flight at once: each waits for the engine to log the invocation (milliseconds to tens of them). */
   maxInFlight?: number;
@@ -48,6 +52,7 @@ class Relay {
   /** A hand-off failed: no new claims until the next sweep, so a down engine is not hammered. */
   private failing = false;
   private closed = false;
+  private retryTimer: NodeJS.Timeout | undefined;
   /** The last claim filled its batch: more rows may be waiting when room frees up. */
   private more = false;
   private idleWaiters: (() => void)[] = [];
@@ -90,7 +95,7 @@ class Relay {
       } while (this.again && !this.closed && !this.failing);
       if (this.inFlight === 0) await this.flush();
     } catch (err) {
-      this.log('warn', 'event relay pass failed; the sweep retries', { err: String(err) });
+      this.log('warn', 'event relay pass failed; the next notification or housekeeping pass retries', { err: String(err) });
     }
   }
 
@@ -131,7 +136,11 @@ class Relay {
       () => this.done.push(row.event_id),
       (err: unknown) => {
         this.released.push(row.event_id);
-        if (!this.failing) this.log('warn', 'event relay could not hand an event to the engine; the sweep retries', { err: String(err) });
+        if (!this.failing) {
+          this.log('warn', 'event relay could not hand an event to the engine; it tries again in a few seconds', { err: String(err) });
+          this.retryTimer = setTimeout(() => this.kick(true), RETRY_AFTER_FAILURE_MS);
+          this.retryTimer.unref();
+        }
         this.failing = true;
       },
     ).finally(() => {
@@ -153,6 +162,7 @@ class Relay {
 
   async close(): Promise<void> {
     this.closed = true;
+    clearTimeout(this.retryTimer);
     await this.pumping;
     while (this.inFlight > 0) await new Promise((r) => setTimeout(r, 10));
     await this.flush().catch((err: unknown) => this.log('warn', 'event relay could not delete what it handed on; the rows go again', { err: String(err) }));
@@ -164,8 +174,8 @@ export async function startEventRelay(db: Db, forwarder: EventForwarder, opts: R
   const relay = new Relay(db, forwarder, opts.maxInFlight ?? 64, opts.log ?? (() => {}));
   // onlisten runs at every (re)connect of the listener: anything committed while it was down is drained then.
   const sub = await db.sql.listen(EVENT_OUTBOX_CHANNEL, () => relay.kick(), () => relay.kick(true));
-  const timer = setInterval(() => relay.kick(true), opts.sweepIntervalMs ?? 5000);
-  timer.unref();
+  const timer = opts.sweepIntervalMs ? setInterval(() => relay.kick(true), opts.sweepIntervalMs) : undefined;
+  timer?.unref();
   return {
     async drain() {
       relay.kick(true);

@@ -1,12 +1,13 @@
+import { WORK } from '../../contracts/workflows.ts';
+import { createEngineClient } from '../shared/engine-client.ts';
 import type { InvoiceMailDispatch } from './send-invoice.ts';
-import { sendToRestate } from '../shared/restate-ingress.ts';
 
 /**
- * Hands a committed send to the InvoiceMail workflow through Restate's ingress as a one-way call (202): the API does
- * not wait for the mail server. Only the invoice id travels; the workflow reads everything else from the database.
+ * Hands a committed send to its InvoiceMail object (key: the invoice id) as a one-way call: the API does not wait
+ * for the mail server. Only the invoice id travels; the workflow reads everything else from the database. The
+ * queued send is in the wake index from its commit on, so a lost hand-off is picked up by the housekeeping loop.
  */
 export function createRestateMailDispatch(ingressUrl: string): InvoiceMailDispatch {
-  return {
-    dispatch: (_organizationId, invoiceId) => sendToRestate(ingressUrl, `InvoiceMail/${encodeURIComponent(invoiceId)}/deliver`, 'mail hand-off'),
-  };
+  const engine = createEngineClient(ingressUrl);
+  return { dispatch: (_organizationId, invoiceId) => engine.poke(WORK.invoiceMail(invoiceId)) };
 }

@@ -1,4 +1,5 @@
-import { sendToRestate } from '../shared/restate-ingress.ts';
+import { WORK } from '../../contracts/workflows.ts';
+import { createEngineClient } from '../shared/engine-client.ts';
 
 /** Hands a booked payment's receipt to the PaymentReceipt workflow. Implemented over Restate. */
 export interface ReceiptDispatch {
@@ -6,11 +7,11 @@ export interface ReceiptDispatch {
 }
 
 /**
- * The hand-off over Restate's ingress as a one-way call (202): the caller does not wait for the rendering. Only the
- * payment id travels; the workflow reads everything else from the database. Safe to repeat: rendering is idempotent.
+ * The hand-off as a one-way call to the payment's PaymentReceipt object: the caller does not wait for the
+ * rendering. Safe to repeat: rendering is idempotent. The receipt request is in the wake index from the payment's
+ * commit on (a trigger), so a lost hand-off is picked up by the housekeeping loop.
  */
 export function createRestateReceiptDispatch(ingressUrl: string): ReceiptDispatch {
-  return {
-    dispatch: (paymentId) => sendToRestate(ingressUrl, `PaymentReceipt/${encodeURIComponent(paymentId)}/render`, 'receipt hand-off'),
-  };
+  const engine = createEngineClient(ingressUrl);
+  return { dispatch: (paymentId) => engine.poke(WORK.paymentReceipt(paymentId)) };
 }

@@ -1,3 +1,4 @@
+import { WORKFLOW_SERVICES } from '../../contracts/workflows.ts';
 import { PING_EVENT_TYPE, type EventEnvelope } from '../../contracts/events.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Keyring } from '../shared/crypto.ts';
@@ -13,7 +14,7 @@ import { MAX_ENDPOINTS } from './endpoint-queries.ts';
  */
 
 /** The Restate virtual object that runs one delivery (key: delivery id); its wake_index rows carry this name. */
-export const WEBHOOK_DELIVERY_SERVICE = 'WebhookDelivery';
+export const WEBHOOK_DELIVERY_SERVICE = WORKFLOW_SERVICES.WebhookDelivery;
 
 /** Waits after failed attempts 1..7 (decisions.md): the eighth failure gives up. */
 export const RETRY_SCHEDULE_MS = [5_000, 5 * 60_000, 30 * 60_000, 2 * 3_600_000, 5 * 3_600_000, 10 * 3_600_000, 10 * 3_600_000] as const;
@@ -385,35 +386,4 @@ async function currentState(db: Db, clock: Clock, deliveryId: string): Promise<A
   if (!cur || cur.next_attempt_at === null) return { next: 'done', status: cur?.status === 'delivered' ? 'delivered' : 'given-up' };
   const now = (await clock.now(cur.organization_id)).getTime();
   return { next: 'wait', dueInMs: Math.max(0, cur.next_attempt_at.getTime() - now), status: 'failed' };
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// The wake index
-
-export interface WakeRef {
-  service: string;
-  key: string;
-}
-
-/** Rows of one organisation that are due by its business clock, in (service, key) order after `after`. */
-export async function dueWakes(db: Db, clock: Clock, organizationId: string, after: WakeRef | null, limit: number): Promise<WakeRef[]> {
-  const now = await clock.now(organizationId);
-  return db.read((sql) => sql<WakeRef[]>`
-    SELECT service, key FROM wake_index
-    WHERE organization_id = ${organizationId} AND due_at <= ${now}
-      ${after ? sql`AND (service, key) > (${after.service}, ${after.key})` : sql``}
-    ORDER BY service, key
-    LIMIT ${limit}`);
-}
-
-/**
- * Organisations with rows overdue by more than `graceMs` of their business time: their wake-up was lost (a
- * hand-off that failed, a killed invocation). Business time is real time plus the test clock's offset.
- */
-export async function overdueOrganizations(db: Db, graceMs: number, limit = 1000): Promise<string[]> {
-  const rows = await db.read((sql) => sql<{ organization_id: string }[]>`
-    SELECT DISTINCT w.organization_id FROM wake_index w LEFT JOIN test_clocks c ON c.organization_id = w.organization_id
-    WHERE w.due_at < now() + make_interval(secs => (coalesce(c.offset_ms, 0) - ${graceMs}) / 1000.0)
-    LIMIT ${limit}`);
-  return rows.map((r) => r.organization_id);
 }

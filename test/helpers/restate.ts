@@ -2,6 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../deploy/local/ports.ts';
+import { dueWakes } from '../../services/clock/wake-index.ts';
+import { createRestateWakeups } from '../../services/clock/wakeups.ts';
+import type { Db } from '../../services/shared/db.ts';
 import { restateQuery, startRestateServer, type RestateServer } from '../../deploy/local/restate-server.ts';
 
 export interface TestRestate extends RestateServer {
@@ -48,4 +51,15 @@ export async function startTestRestate(env: Record<string, string> = {}): Promis
       }
     },
   };
+}
+
+/**
+ * What the housekeeping loop does for an organisation whose wake-index rows are overdue, without waiting out the
+ * minute's grace: pokes every row of the organisation that is due now through its BusinessClock object. Returns how
+ * many rows were due. Only this organisation is woken: other tests leave work behind that must not be poked here.
+ */
+export async function handOnLostWork(db: Db, ingressUrl: string, organizationId: string): Promise<number> {
+  const due = await dueWakes(db, organizationId, null, 10_000);
+  await createRestateWakeups(ingressUrl).wakeDue(organizationId);
+  return due.length;
 }

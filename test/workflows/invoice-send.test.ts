@@ -4,12 +4,10 @@ import { Writable } from 'node:stream';
 import { SMTPServer } from 'smtp-server';
 import { createSmtpMailer } from '../../activities/mail/smtp-mailer.ts';
 import { createRestateMailDispatch } from '../../services/invoices/restate-mail-dispatch.ts';
-import { sweepQueuedSends } from '../../services/invoices/sweep-queued-sends.ts';
-import { createRestateIssueFinisher, sweepStaleIssues } from '../../services/invoices/sweep-stale-issues.ts';
 import { freePort } from '../../deploy/local/ports.ts';
 import { createActivities, registerDeployment, startWorkflowsEndpoint, type WorkflowsEndpoint } from '../../workflows/main.ts';
 import { call, createTestOrg, startTestApp, testDb, testRenderer, type TestApp, type TestOrg } from '../helpers/context.ts';
-import { startTestRestate, type TestRestate } from '../helpers/restate.ts';
+import { handOnLostWork, startTestRestate, type TestRestate } from '../helpers/restate.ts';
 import { header, leaves, parseMime } from '../helpers/mime.ts';
 
 /** Sending an invoice end to end: API → Restate → workflow → real SMTP server, and the timeline it leaves. */
@@ -143,7 +141,7 @@ describe('sending invoices by e-mail', () => {
       assert.match(lost.logs(), /post-commit hand-off failed/);
       const [row] = await testDb().db.sql<{ status: string }[]>`SELECT status FROM invoice_sends WHERE invoice_id = ${res.body.data.id}`;
       assert.equal(row!.status, 'queued');
-      const handed = await sweepQueuedSends(testDb().db, createRestateMailDispatch(restate.ingressUrl), { olderThanMs: 0 });
+      const handed = await handOnLostWork(testDb().db, restate.ingressUrl, org.organizationId);
       assert.ok(handed >= 1);
       assert.deepEqual(await timeline(res.body.data.id, 'delivered'), ['created', 'issued', 'sent', 'delivered']);
     } finally {
@@ -168,7 +166,7 @@ describe('sending invoices by e-mail', () => {
       const locked = (await call(t.app, 'GET', `/v1/invoices/${id}`, { key: org.apiKey })).body.data;
       assert.deepEqual([locked.status, locked.number], ['draft', null], 'not issued for any reader before its PDF exists');
 
-      const handed = await sweepStaleIssues(testDb().db, createRestateIssueFinisher(restate.ingressUrl), { olderThanMs: 0 });
+      const handed = await handOnLostWork(testDb().db, restate.ingressUrl, org.organizationId);
       assert.ok(handed >= 1);
       assert.deepEqual(await timeline(id, 'delivered'), ['created', 'issued', 'sent', 'delivered']);
       const [left] = await testDb().db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM invoice_issues WHERE invoice_id = ${id}`;

@@ -4,14 +4,13 @@ import { Writable } from 'node:stream';
 import { freePort } from '../../deploy/local/ports.ts';
 import { createActivities, registerDeployment, startWorkflowsEndpoint, type WorkflowsEndpoint } from '../../workflows/main.ts';
 import { createRestateReceiptDispatch } from '../../services/payments/receipt-dispatch.ts';
-import { sweepPendingReceipts } from '../../services/payments/sweep-receipts.ts';
 import { renderPaymentReceipt } from '../../services/payments/render-receipt.ts';
 import { createPostgresDocumentStore } from '../../services/documents/postgres-document-store.ts';
 import { signTestCallback } from '../../services/payments/providers/test-provider.ts';
 import { copenhagenToday } from '../../services/shared/clock.ts';
 import { call, createTestOrg, startTestApp, testDb, testRenderer, type TestApp, type TestOrg } from '../helpers/context.ts';
 import { pdfText } from '../helpers/pdf-text.ts';
-import { startTestRestate, type TestRestate } from '../helpers/restate.ts';
+import { handOnLostWork, startTestRestate, type TestRestate } from '../helpers/restate.ts';
 import { startTestPay, type TestPay } from '../helpers/pay.ts';
 
 
@@ -112,7 +111,7 @@ describe('payment receipts', function () {
       assert.equal(notReady.headers['retry-after'], '2');
       assert.deepEqual(Object.keys(notReady.json().error).sort(), ['code', 'message', 'requestId']);
       assert.equal(notReady.json().error.code, 'receipt_not_ready');
-      const handed = await sweepPendingReceipts(testDb().db, createRestateReceiptDispatch(restate.ingressUrl), { olderThanMs: 0 });
+      const handed = await handOnLostWork(testDb().db, restate.ingressUrl, org.organizationId);
       assert.ok(handed >= 1);
       const text = await pdfText((await waitForReceipt(paymentId)).rawPayload);
       assert.ok(text.includes(`Delbetaling af faktura nr. ${inv.number}.`), text);

@@ -10,7 +10,8 @@ import { startEventRelay, type RunningRelay } from '../../services/events/event-
 import type { EventType } from '../../contracts/events.ts';
 import { recordEvent, type EventRecord } from '../../services/events/record-event.ts';
 import { createRestateEventForwarder } from '../../services/events/restate-event-forwarder.ts';
-import { overdueOrganizations, RETRY_SCHEDULE_MS } from '../../services/webhooks/delivery-store.ts';
+import { RETRY_SCHEDULE_MS } from '../../services/webhooks/delivery-store.ts';
+import { overdueOrganizations } from '../../services/clock/wake-index.ts';
 import { uuidv7 } from '../../services/shared/ids.ts';
 import { createActivities, registerDeployment, restateWebhookHandOff, startWorkflowsEndpoint, type WorkflowsEndpoint } from '../../workflows/main.ts';
 import { testActivityResources } from '../helpers/activities.ts';

@@ -1,0 +1,61 @@
+/**
+ * The boundary between the services and the durable workflows: every Restate service, object and workflow the
+ * workflows endpoint serves, by name, with each handler's input. Services reach the engine only through the typed
+ * client built on this map (services/shared/engine-client.ts), and the workflow definitions take their names from
+ * it, so a renamed handler or a changed input is a type error on both sides instead of a 404 at run time.
+ *
+ * Objects are keyed; plain services (WebhookEvents) are not. `null` means the handler takes no input.
+ */
+export const WORKFLOW_SERVICES = {
+  Housekeeping: 'Housekeeping',
+  InvoiceMail: 'InvoiceMail',
+  InvoiceIssue: 'InvoiceIssue',
+  PaymentReceipt: 'PaymentReceipt',
+  WebhookEvents: 'WebhookEvents',
+  WebhookDelivery: 'WebhookDelivery',
+  BusinessClock: 'BusinessClock',
+} as const;
+
+export type WorkflowService = keyof typeof WORKFLOW_SERVICES;
+
+/** Each handler's input, by service. A poke from the wake index sends `{}` to a handler listed in `Pokeable`. */
+export interface WorkflowInputs {
+  /** Key: the job (`idempotency`, `lost-work`, `past-due`). */
+  Housekeeping: { start: null; wake: { gen: number }; runNow: null; status: null };
+  /** Key: the invoice id. Mails the invoice's queued send once. */
+  InvoiceMail: { deliver: null };
+  /** Key: the invoice id. Finishes an issue whose request stopped between reserving the number and committing it. */
+  InvoiceIssue: { finish: null };
+  /** Key: the payment id. Renders the payment's receipt once. */
+  PaymentReceipt: { render: null };
+  /** Unkeyed. Creates an event's webhook deliveries and makes their first attempts. */
+  WebhookEvents: { route: { eventId: string; organizationId: string } };
+  /** Key: the delivery id. `token` only on the object's own armed timer; a poke carries none. */
+  WebhookDelivery: { wake: { token?: number } };
+  /** Key: the organisation id. Pokes every wake-index row of the organisation that its business clock made due. */
+  BusinessClock: { wakeDue: null };
+}
+
+export type WorkflowHandler<S extends WorkflowService> = keyof WorkflowInputs[S] & string;
+
+/**
+ * Durable work that can be listed in the wake index: a keyed handler that is safe to call again at any time (it
+ * re-reads the facts and does nothing when nothing is due). The wake index stores exactly these triples.
+ */
+export type WorkTarget =
+  | { service: 'InvoiceMail'; handler: 'deliver'; key: string }
+  | { service: 'InvoiceIssue'; handler: 'finish'; key: string }
+  | { service: 'PaymentReceipt'; handler: 'render'; key: string }
+  | { service: 'WebhookDelivery'; handler: 'wake'; key: string };
+
+/** The wake-index targets by name, so a row's (service, handler) pair is written in one place. */
+export const WORK = {
+  invoiceMail: (invoiceId: string): WorkTarget => ({ service: 'InvoiceMail', handler: 'deliver', key: invoiceId }),
+  invoiceIssue: (invoiceId: string): WorkTarget => ({ service: 'InvoiceIssue', handler: 'finish', key: invoiceId }),
+  paymentReceipt: (paymentId: string): WorkTarget => ({ service: 'PaymentReceipt', handler: 'render', key: paymentId }),
+  webhookDelivery: (deliveryId: string): WorkTarget => ({ service: 'WebhookDelivery', handler: 'wake', key: deliveryId }),
+} as const;
+
+/** Housekeeping jobs, one object key each. */
+export const HOUSEKEEPING_JOBS = ['idempotency', 'lost-work', 'past-due'] as const;
+export type HousekeepingJob = (typeof HOUSEKEEPING_JOBS)[number];

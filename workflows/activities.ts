@@ -1,0 +1,107 @@
+/**
+ * The activity wiring: which use case or adapter each durable step calls, with what resources. No SQL here; every
+ * statement lives with its use case in services/ or its adapter in activities/. Every activity passes the activity
+ * boundary (shared/activity-boundary.ts), so a business refusal is terminal and never retried.
+ */
+import { WORK } from '../contracts/workflows.ts';
+import { markInvoiceMailUndeliverable, mailInvoice, recordInvoiceMail, type InvoiceMailDeps, type MailAttempt } from '../activities/invoices/deliver-invoice-mail.ts';
+import { purgeIdempotencyKeys } from '../activities/purge-idempotency.ts';
+import { deliverWebhook, fanOutAndDeliver, type WebhookActivityDeps } from '../activities/webhooks/webhook-activities.ts';
+import { createWebhookAgents } from '../activities/webhooks/post-webhook.ts';
+import { createBusinessClock as createPostgresBusinessClock } from '../services/clock/business-clock.ts';
+import { dueWakes, overdueOrganizations, parkWake } from '../services/clock/wake-index.ts';
+import { sweepPastDue } from '../services/customers/past-due-transitions.ts';
+import { createPostgresDocumentStore } from '../services/documents/postgres-document-store.ts';
+import type { PdfRenderer } from '../services/documents/pdf-renderer.ts';
+import { finishIssue } from '../services/invoices/finish-issue.ts';
+import { trackingToken } from '../services/invoices/tracking-token.ts';
+import type { Mailer } from '../services/mail/mail-port.ts';
+import { renderPaymentReceipt } from '../services/payments/render-receipt.ts';
+import type { Clock } from '../services/shared/clock.ts';
+import type { Config } from '../services/shared/config.ts';
+import type { Keyring } from '../services/shared/crypto.ts';
+import type { Db } from '../services/shared/db.ts';
+import { createEngineClient } from '../services/shared/engine-client.ts';
+import type { Resolver } from '../services/webhooks/url-policy.ts';
+import { withActivityBoundary } from './shared/activity-boundary.ts';
+import type { Activities } from './index.ts';
+
+export interface ActivityResources {
+  keyring: Keyring;
+  mailer: Mailer;
+  /** Renders the PDFs the workflows make (payment receipts, issues whose request died); the browser starts on the first render. */
+  pdf: PdfRenderer;
+  /** Business time; defaults to the organisations' clocks read through the activities' pool. */
+  clock?: Clock;
+  /** DNS for webhook deliveries; tests inject one to play a rebinding name server. */
+  webhookResolve?: Resolver;
+  /** Hands a webhook delivery to its own WebhookDelivery object through the engine (see WebhookActivityDeps.handOff). */
+  webhookHandOff?: (deliveryId: string) => Promise<void>;
+  /** Drains the event outbox through this process's relay (the housekeeping loop's backstop for lost notifications). */
+  drainEventOutbox?: () => Promise<void>;
+  /** Where parked work and failed housekeeping runs are reported. */
+  log?: (level: 'warn', msg: string, fields: Record<string, unknown>) => void;
+}
+
+/** A one-way poke of one delivery's WebhookDelivery object through Restate's ingress. */
+export const restateWebhookHandOff = (ingressUrl: string) => {
+  const engine = createEngineClient(ingressUrl);
+  return (deliveryId: string): Promise<void> => engine.poke(WORK.webhookDelivery(deliveryId));
+};
+
+export function createActivities(
+  db: Db,
+  config: Pick<Config, 'idempotencyRetentionDays' | 'mailFromAddress' | 'publicApiUrl'> & Partial<Pick<Config, 'webhookAllowLoopback'>>,
+  resources: ActivityResources,
+): Activities {
+  const clock = resources.clock ?? createPostgresBusinessClock(db.sql);
+  const webhooks: WebhookActivityDeps = {
+    db,
+    keyring: resources.keyring,
+    clock,
+    policy: { allowLoopback: config.webhookAllowLoopback ?? false },
+    agents: createWebhookAgents(),
+    ...(resources.webhookResolve ? { resolve: resources.webhookResolve } : {}),
+    ...(resources.webhookHandOff ? { handOff: resources.webhookHandOff } : {}),
+  };
+  const documents = createPostgresDocumentStore();
+  const mail: InvoiceMailDeps = {
+    db,
+    keyring: resources.keyring,
+    documents,
+    mailer: resources.mailer,
+    fromAddress: config.mailFromAddress,
+    trackingPixelUrl: (org, invoiceId) =>
+      config.publicApiUrl ? `${config.publicApiUrl.replace(/\/+$/, '')}/t/o/${trackingToken(resources.keyring, org, invoiceId)}.gif` : null,
+  };
+  const log = resources.log ?? (() => {});
+  return withActivityBoundary<Activities>({
+    // Housekeeping
+    purgeIdempotencyKeys: () => db.read((sql) => purgeIdempotencyKeys(sql, config.idempotencyRetentionDays)),
+    overdueOrganizations: (graceMs) => overdueOrganizations(db, graceMs),
+    drainEventOutbox: () => resources.drainEventOutbox?.() ?? Promise.resolve(),
+    sweepPastDue: () =>
+      sweepPastDue(db, clock, (org, err) => log('warn', 'past-due reconciliation of an organisation failed; it runs again in a minute', { organizationId: org, err: String(err) })),
+    // The wake index
+    dueWakeUps: (organizationId, after, limit) => dueWakes(db, organizationId, after, limit),
+    parkWork: async (target, error) => {
+      log('warn', 'durable work exhausted its retries and is parked in the wake index', { service: target.service, key: target.key, error });
+      return db.read((sql) => parkWake(sql, target, error));
+    },
+    // Issuing, mail, receipts
+    finishInvoiceIssue: async (invoiceId) => {
+      const done = await finishIssue(
+        { db, keyring: resources.keyring, pdf: resources.pdf, documents, mailDomain: config.mailFromAddress.split('@')[1]! },
+        invoiceId,
+      );
+      return { finished: done !== undefined, mail: done?.dispatchMail ?? false };
+    },
+    mailInvoice: (invoiceId) => mailInvoice(mail, invoiceId),
+    recordInvoiceMail: (invoiceId, attempt) => recordInvoiceMail(mail, invoiceId, attempt as MailAttempt),
+    markInvoiceMailUndeliverable: (invoiceId, reason) => markInvoiceMailUndeliverable(mail, invoiceId, reason),
+    renderPaymentReceipt: (paymentId) => renderPaymentReceipt({ db, keyring: resources.keyring, pdf: resources.pdf, documents }, paymentId),
+    // Webhooks
+    deliverWebhook: (deliveryId) => deliverWebhook(webhooks, deliveryId),
+    fanOutAndDeliver: (eventId, organizationId) => fanOutAndDeliver(webhooks, eventId, organizationId),
+  });
+}

@@ -1,0 +1,113 @@
+/**
+ * The Restate endpoint: serves the services of workflows/index.ts over HTTP/2 (h2c), with JSON-line logs in the
+ * API's format. Knows nothing of the database or of registration.
+ */
+import * as http2 from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import * as restate from '@restatedev/restate-sdk';
+import { createServices, type Activities } from './index.ts';
+
+// ---------------------------------------------------------------------------------------------------------------
+// Logging: JSON lines with pino's numeric levels, like the API's, so one tool reads both.
+
+const LEVELS: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 };
+
+export type LogLine = (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
+
+export function createJsonLog(stream: NodeJS.WritableStream, minLevel: string, name: string): LogLine {
+  const min = LEVELS[minLevel] ?? LEVELS.info!;
+  return (level, msg, fields = {}) => {
+    const n = LEVELS[level]!;
+    if (n < min) return;
+    stream.write(`${JSON.stringify({ level: n, time: Date.now(), name, msg, ...fields })}\n`);
+  };
+}
+
+/**
+ * The SDK's own lines at info (one per invocation start and end) drown everything else; they appear only at debug.
+ * Handler logs (ctx.console) follow the configured level. Replayed lines are dropped: they were logged already.
+ */
+function sdkLogger(stream: NodeJS.WritableStream, minLevel: string): restate.LoggerTransport {
+  const min = LEVELS[minLevel] ?? LEVELS.info!;
+  return (meta, message, ...params) => {
+    if (meta.replaying) return;
+    const n = LEVELS[meta.level] ?? LEVELS.info!;
+    // LogSource is a type-only enum in the SDK's exports, so its value is compared as text.
+    const floor = String(meta.source) === 'USER' ? min : Math.max(min, LEVELS.warn!);
+    if (n < floor) return;
+    const text = [message, ...params].map((p) => (p instanceof Error ? (p.stack ?? p.message) : typeof p === 'string' ? p : JSON.stringify(p))).join(' ');
+    const ctx = meta.context;
+    stream.write(
+      `${JSON.stringify({
+        level: n,
+        time: Date.now(),
+        name: 'workflows',
+        msg: text,
+        ...(ctx ? { invocationId: ctx.invocationId, target: ctx.invocationTarget } : {}),
+      })}\n`,
+    );
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The endpoint
+
+export interface WorkflowsEndpoint {
+  /** The address restate-server is given at registration. */
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+export interface EndpointOptions {
+  activities: Activities;
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** Set when restate-server reaches the endpoint under another name than host:port (containers). */
+  advertisedUrl?: string | undefined;
+  logStream?: NodeJS.WritableStream;
+  logLevel?: string;
+}
+
+export async function startWorkflowsEndpoint(opts: EndpointOptions): Promise<WorkflowsEndpoint> {
+  const handler = restate.createEndpointHandler({
+    services: createServices(opts.activities),
+    logger: sdkLogger(opts.logStream ?? process.stdout, opts.logLevel ?? 'info'),
+  });
+  const server = http2.createServer(handler);
+  // restate-server keeps its HTTP/2 sessions open; server.close() alone would wait for them forever.
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on('session', (s) => {
+    sessions.add(s);
+    s.once('close', () => sessions.delete(s));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host, () => {
+      server.removeListener('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
+  let closing: Promise<void> | undefined;
+  return {
+    url: opts.advertisedUrl ?? `http://${host}:${port}`,
+    port,
+    close() {
+      closing ??= (async () => {
+        const closed = new Promise<void>((r) => server.close(() => r()));
+        // Let running handlers finish their current step; Restate retries whatever is cut off, from its journal.
+        for (const s of sessions) s.close();
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([closed, new Promise((r) => (timer = setTimeout(r, 1000)))]);
+        clearTimeout(timer);
+        for (const s of sessions) s.destroy();
+        await closed;
+      })();
+      return closing;
+    },
+  };
+}
+
