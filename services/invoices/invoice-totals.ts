@@ -77,6 +77,29 @@ const toNumber = (v: bigint, path: string): number => {
   return Number(v);
 };
 
+/** The largest line net (quantity × unit price, less any discount) whose total with VAT at `rate` is still exact. */
+export function largestLineNet(rate: number): bigint {
+  const r = BigInt(rate);
+  let n = (MAX_SAFE * 10000n) / (10000n + r);
+  while (n + divRound(n * r, 10000n) > MAX_SAFE) n--;
+  while (n + 1n + divRound((n + 1n) * r, 10000n) <= MAX_SAFE) n++;
+  return n;
+}
+
+/**
+ * A line whose total with VAT does not fit the API's integers. Reported at the line, since no one field is at fault
+ * (each is within its bounds; their product is not), with the limit its product actually has at its VAT rate.
+ */
+function lineOutOfRange(path: string, rate: number, discounted: boolean): DomainError {
+  const product = discounted ? 'quantity × unitPriceOere less the discount' : 'quantity × unitPriceOere';
+  return new DomainError('amount_out_of_range', 'The amounts of this invoice are larger than the API can represent exactly.', {
+    details: [{
+      path,
+      message: `${product} must be at most ${largestLineNet(rate)} øre: with ${rate / 100} % VAT the line then comes to at most ${Number.MAX_SAFE_INTEGER} øre`,
+    }],
+  });
+}
+
 /** Business checks of one line that a JSON schema cannot express; each failure names its place. */
 export function checkLine(line: LineInput, path: string): void {
   const rate = line.vatRateBps ?? DEFAULT_VAT_RATE_BPS;
@@ -131,6 +154,7 @@ export function computeTotals(lines: LineInput[]): InvoiceTotals {
     const discount = !d ? 0n : d.type === 'amount' ? BigInt(d.value) : divRound(base * BigInt(d.value), 100n);
     const lineNet = base - discount;
     const lineVat = divRound(lineNet * BigInt(rate), 10000n);
+    if (lineNet + lineVat > MAX_SAFE) throw lineOutOfRange(path, rate, d != null);
     net += lineNet;
     if (rate === 0) byReason.set(line.vatExemptionReason!, (byReason.get(line.vatExemptionReason!) ?? 0n) + lineNet);
     else byRate.set(rate, (byRate.get(rate) ?? 0n) + lineNet);
@@ -138,9 +162,9 @@ export function computeTotals(lines: LineInput[]): InvoiceTotals {
       quantity,
       vatRateBps: rate,
       discountOere: toNumber(discount, `${path}/discount`),
-      netOere: toNumber(lineNet, `${path}/unitPriceOere`),
-      vatOere: toNumber(lineVat, `${path}/unitPriceOere`),
-      grossOere: toNumber(lineNet + lineVat, `${path}/unitPriceOere`),
+      netOere: Number(lineNet),
+      vatOere: Number(lineVat),
+      grossOere: Number(lineNet + lineVat),
     };
   });
   let vat = 0n;

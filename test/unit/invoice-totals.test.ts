@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { computeTotals, decimalText, divRound, type LineInput } from '../../services/invoices/invoice-totals.ts';
+import { computeTotals, decimalText, divRound, largestLineNet, type LineInput } from '../../services/invoices/invoice-totals.ts';
 import { DomainError } from '../../services/shared/errors.ts';
 
 const line = (l: Partial<LineInput>): LineInput => ({ quantity: 1, unitPriceOere: 10000, vatRateBps: 2500, ...l });
@@ -88,6 +88,29 @@ describe('invoice totals', () => {
     const odd = computeTotals([line({ quantity: 0.123456, unitPriceOere: 99_999_999_999, vatRateBps: 2500 })]);
     // 0.123456 × 99 999 999 999 = 12 345 599 999.876544 exactly (a float product would be off in the last places).
     assert.equal(odd.netOere, 12_345_600_000);
+  });
+
+  it('reports a line whose product overflows at the line, with the limit of its product at its VAT rate', () => {
+    const refusal = (l: Partial<LineInput>) => {
+      try {
+        computeTotals([line({}), line(l)]);
+      } catch (e) {
+        assert.ok(e instanceof DomainError && e.code === 'amount_out_of_range', String(e));
+        return e.details;
+      }
+      assert.fail('not refused');
+    };
+    // 25 %: 7 205 759 403 792 793 øre plus its VAT is exactly 2^53 − 1; one øre more is refused.
+    assert.equal(largestLineNet(2500), 7_205_759_403_792_793n);
+    assert.equal(computeTotals([line({ quantity: 7_205_759_403_792_793, unitPriceOere: 1 })]).grossOere, Number.MAX_SAFE_INTEGER);
+    assert.deepEqual(refusal({ quantity: 7_205_759_403_792_794, unitPriceOere: 1 }), [{
+      path: '/lines/1',
+      message: 'quantity × unitPriceOere must be at most 7205759403792793 øre: with 25 % VAT the line then comes to at most 9007199254740991 øre',
+    }]);
+    assert.deepEqual(refusal({ quantity: 999999, unitPriceOere: 100_000_000_000, vatRateBps: 0, vatExemptionReason: 'EKSPORT', discount: { type: 'amount', value: 5 } }), [{
+      path: '/lines/1',
+      message: 'quantity × unitPriceOere less the discount must be at most 9007199254740991 øre: with 0 % VAT the line then comes to at most 9007199254740991 øre',
+    }]);
   });
 
   describe('422 business checks', () => {
