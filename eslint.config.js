@@ -46,11 +46,12 @@ export default tseslint.config(
   },
   {
     files: ['workflows/**/*.ts'],
-    ignores: ['workflows/main.ts'],
+    // The process's wiring (entry point, HTTP/2 endpoint, registration, activity wiring) is not workflow code.
+    ignores: ['workflows/main.ts', 'workflows/endpoint.ts', 'workflows/registration.ts', 'workflows/activities.ts'],
     rules: {
       'no-restricted-imports': restrict(
         ['postgres', 'fastify', 'node:*', '**/services/shared/db.ts', '**/deploy/**'],
-        'Workflow files sequence activities: no database driver, Node built-ins or Fastify (workflows/main.ts wires the endpoint).',
+        'Workflow files sequence activities: no database driver, Node built-ins or Fastify (workflows/main.ts, endpoint.ts, registration.ts and activities.ts wire the process).',
       ),
     },
   },
