@@ -7,7 +7,12 @@ import type { Config } from '../shared/config.ts';
  * the database of the embedded stack, whose URL `npm start` writes to `<DATA_DIR>/runtime.json`. An operator on a
  * laptop thus needs no configuration at all, and a deployment points the tools at its database explicitly.
  */
-export const NO_DATABASE_MESSAGE = 'No database: start the service with `npm start` first, or set DATABASE_URL.';
+export function noDatabaseMessage(dataDir: string): string {
+  return (
+    `No database: DATABASE_URL is not set and DATA_DIR ${resolve(dataDir)} has no runtime.json (\`npm start\` writes it there). ` +
+    'Run this command with the DATA_DIR of the running service (or start the service with this one), or set DATABASE_URL.'
+  );
+}
 
 /** The tools cannot tell which database to use; they exit 1 with this message. */
 export class DatabaseConfigError extends Error {
@@ -32,7 +37,7 @@ export function resolveDatabaseUrl(config: Pick<Config, 'databaseUrl' | 'dataDir
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new DatabaseConfigError(NO_DATABASE_MESSAGE);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new DatabaseConfigError(noDatabaseMessage(config.dataDir));
     throw new DatabaseConfigError(`Cannot read ${path}: ${(err as Error).message}`);
   }
   let parsed: unknown;

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { SCOPES } from '../../contracts/scopes.ts';
 import { ApiKeyCache, listenForKeyChanges } from '../../services/api/plugins/auth.ts';
-import { NO_DATABASE_MESSAGE } from '../../services/admin/database-url.ts';
+import { noDatabaseMessage } from '../../services/admin/database-url.ts';
 import { sha256 } from '../../services/shared/crypto.ts';
 import { call, startTestApp, testDb } from '../helpers/context.ts';
 import { runScript, type Run } from '../helpers/scripts.ts';
@@ -329,11 +329,30 @@ describe('operator command (npm run admin)', () => {
       const r = await admin(['create-org', '--name', 'Nowhere ApS', '--json'], envWith(undefined, { DATA_DIR: dir }));
       assert.equal(r.code, 1);
       assert.equal(r.stdout, '');
-      assert.equal(r.stderr, `error: ${NO_DATABASE_MESSAGE}\n`);
-      assert.equal(NO_DATABASE_MESSAGE, 'No database: start the service with `npm start` first, or set DATABASE_URL.');
+      assert.equal(r.stderr, `error: ${noDatabaseMessage(dir)}\n`);
+      assert.equal(
+        noDatabaseMessage(dir),
+        `No database: DATABASE_URL is not set and DATA_DIR ${dir} has no runtime.json (\`npm start\` writes it there). ` +
+          'Run this command with the DATA_DIR of the running service (or start the service with this one), or set DATABASE_URL.',
+      );
       const m = await runScript('services/db/migrate-cli.ts', [], envWith(undefined, { DATA_DIR: dir }));
       assert.equal(m.code, 1);
-      assert.equal(m.stderr, `error: ${NO_DATABASE_MESSAGE}\n`);
+      assert.equal(m.stderr, `error: ${noDatabaseMessage(dir)}\n`);
+    });
+
+    it('names the DATA_DIR it looked in (resolved) when the service runs with another one', async () => {
+      // The running service's DATA_DIR has its runtime file; the command is given another, relative to its directory.
+      writeFileSync(join(dir, 'runtime.json'), JSON.stringify({ databaseUrl: testDatabaseUrl() }));
+      const other = mkdtempSync(join(tmpdir(), 'faktura-admin-cli-other-'));
+      try {
+        const r = await admin(['list-keys', '--org', '01900000-0000-7000-8000-000000000001'], envWith(undefined, { DATA_DIR: relative(ROOT, other) }));
+        assertFailure(r, /^error: No database: /);
+        assert.ok(r.stderr.includes(`DATA_DIR ${other} has no runtime.json`), r.stderr);
+        assert.match(r.stderr, /or set DATABASE_URL\.\n$/);
+        assert.doesNotMatch(r.stderr, /start the service with `npm start` first/);
+      } finally {
+        rmSync(other, { recursive: true, force: true });
+      }
     });
 
     it("uses the embedded stack's database from $DATA_DIR/runtime.json when DATABASE_URL is unset", async () => {
