@@ -22,12 +22,13 @@ export const Metadata = Type.Unsafe<Record<string, string>>({
   propertyNames: { minLength: 1, maxLength: 40 },
   additionalProperties: { type: 'string', maxLength: 500 },
   maxProperties: 50,
+  title: 'Metadata',
   description: 'String-to-string map: keys 1..40 characters, values up to 500 characters, at most 50 keys',
 });
 
 export const VatExemptionReason = Type.Union(
   [Type.Literal('ML13'), Type.Literal('OMVENDT'), Type.Literal('EU_VARE'), Type.Literal('EKSPORT')],
-  { description: 'Why a line carries no VAT; printed on the invoice in the customer\'s language' },
+  { title: 'VatExemptionReason', description: 'Why a line carries no VAT; printed on the invoice in the customer\'s language' },
 );
 
 export const ListQuery = {

@@ -8,7 +8,7 @@ export const Address = Type.Object(
     city: Type.Optional(Type.String({ maxLength: 100 })),
     country: Type.Optional(Type.String({ maxLength: 100 })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'Address' },
 );
 export type Address = Static<typeof Address>;
 

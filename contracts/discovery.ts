@@ -6,4 +6,4 @@ export const Discovery = Type.Object({
   descriptionVersion: Type.String(),
   organizationId: Uuid,
   scopes: Type.Array(Type.String()),
-});
+}, { title: 'Discovery' });

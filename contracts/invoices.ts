@@ -7,7 +7,7 @@ export const Discount = Type.Object(
     type: Type.Union([Type.Literal('percent'), Type.Literal('amount')]),
     value: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Percent 0..100, or an amount in øre' }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'Discount' },
 );
 
 export const InvoiceLineInput = Type.Object(
@@ -27,7 +27,7 @@ export const InvoiceLineInput = Type.Object(
     accountId: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
     unit: Type.Optional(Nullable(Type.String({ maxLength: 20 }))),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'InvoiceLineInput' },
 );
 export type InvoiceLineInput = Static<typeof InvoiceLineInput>;
 
@@ -89,7 +89,7 @@ export const InvoiceLine = Type.Object({
   netOere: Type.Integer(),
   vatOere: Type.Integer(),
   grossOere: Type.Integer(),
-});
+}, { title: 'InvoiceLine' });
 
 export const InvoiceStatus = Type.Union([
   Type.Literal('draft'),
@@ -97,7 +97,7 @@ export const InvoiceStatus = Type.Union([
   Type.Literal('overdue'),
   Type.Literal('paid'),
   Type.Literal('collections'),
-]);
+], { title: 'InvoiceStatus' });
 
 export const Invoice = Type.Object(
   {

@@ -3,12 +3,14 @@ import { DateString, ListQuery, Nullable, Uuid } from './common.ts';
 
 /** The channel a payment came through (spec 2.5): registered by the caller, or paid by card or mobile wallet. */
 export const PaymentSource = Type.Union([Type.Literal('manual'), Type.Literal('card'), Type.Literal('mobilepay')], {
+  title: 'PaymentSource',
   description: '`manual` (registered through the API), `card` or `mobilepay` (paid on the hosted page)',
 });
 export type PaymentSource = Static<typeof PaymentSource>;
 
 /** decisions.md, payment outcomes. */
 export const PaymentOutcome = Type.Union([Type.Literal('partial'), Type.Literal('paid_in_full'), Type.Literal('registered')], {
+  title: 'PaymentOutcome',
   description:
     '`partial`: a balance remains; `paid_in_full`: the balance is now exactly 0; `registered`: the invoice was settled ' +
     'already or the payment went beyond its balance, and the surplus is kept as customer credit',

@@ -60,6 +60,8 @@ export interface AppDeps {
   wakeups?: Wakeups;
   /** Webhook URL rules: WEBHOOK_ALLOW_LOOPBACK, and the resolver registration checks names with (DNS by default). */
   webhooks?: { allowLoopback: boolean; resolve?: Resolver };
+  /** The API's public base URL (PUBLIC_API_URL): the OpenAPI document's server. Unset: `/`, the document's own origin. */
+  publicApiUrl?: string | undefined;
 }
 
 /** Every authenticated route with its scope: the docs test checks each one appears in the OpenAPI document. */
@@ -221,7 +223,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     };
   });
 
-  await registerOpenApi(app);
+  await registerOpenApi(app, { publicApiUrl: deps.publicApiUrl });
   registerHealthRoutes(app, deps.db, deps.readiness ?? []);
   trackingRoutes(app, deps);
   await app.register(async (v1) => registerV1Routes(v1, deps), { prefix: '/v1' });

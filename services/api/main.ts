@@ -76,6 +76,7 @@ type ApiConfig = Pick<
   | 'payBaseUrl'
   | 'payHost'
   | 'payPort'
+  | 'publicApiUrl'
 >;
 
 export async function startApi(config: ApiConfig, opts: StartApiOptions = {}): Promise<RunningApi> {
@@ -106,6 +107,7 @@ export async function startApi(config: ApiConfig, opts: StartApiOptions = {}): P
       ...(config.restateIngressUrl ? { wakeups: createRestateWakeups(config.restateIngressUrl) } : {}),
       webhooks: { allowLoopback: config.webhookAllowLoopback },
       payBaseUrl: payBaseUrl(config),
+      publicApiUrl: config.publicApiUrl,
       ...(config.restateIngressUrl ? { receiptDispatch: createRestateReceiptDispatch(config.restateIngressUrl) } : {}),
       ...(opts.logStream ? { logStream: opts.logStream } : {}),
     });

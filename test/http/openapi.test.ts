@@ -1,5 +1,33 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { compileErrors, validate } from '@readme/openapi-parser';
 import { call, startTestApp, type TestApp } from '../helpers/context.ts';
+import { OPERATION_IDS } from '../../services/api/openapi.ts';
+import { openApiDocument } from '../../services/api/openapi-document.ts';
+import { CLIENT_DIR, generateClientFiles } from '../../clients/typescript/generate.ts';
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+/** Every operation of a document with its method and path. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function operations(doc: any): { method: string; path: string; op: any }[] {
+  return Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, item]) =>
+    Object.entries(item).filter(([method]) => METHODS.includes(method)).map(([method, op]) => ({ method, path, op })),
+  );
+}
+
+/** Every `$ref` anywhere in a value. */
+function refsIn(value: unknown, out: string[] = []): string[] {
+  if (Array.isArray(value)) for (const v of value) refsIn(v, out);
+  else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      if (k === '$ref' && typeof v === 'string') out.push(v);
+      else refsIn(v, out);
+    }
+  }
+  return out;
+}
 
 describe('OpenAPI document and docs page', () => {
   let t: TestApp;
@@ -51,6 +79,99 @@ describe('OpenAPI document and docs page', () => {
     const create = doc.paths['/v1/customers'].post;
     assert.equal(create.requestBody.content['application/json'].schema.additionalProperties, false);
     assert.deepEqual(create.requestBody.content['application/json'].schema.required, ['type', 'name']);
+  });
+
+  it('gives every operation a unique camelCase operationId from the table in openapi.ts', async () => {
+    const doc = (await call(t.app, 'GET', '/v1/openapi.json')).body;
+    const ids: string[] = [];
+    for (const { method, path, op } of operations(doc)) {
+      assert.equal(typeof op.operationId, 'string', `${method.toUpperCase()} ${path} has no operationId (add it to OPERATION_IDS)`);
+      assert.match(op.operationId, /^[a-z][a-zA-Z0-9]*$/, `${method.toUpperCase()} ${path}`);
+      ids.push(op.operationId);
+    }
+    assert.equal(new Set(ids).size, ids.length, `repeated operationIds: ${ids.filter((id, i) => ids.indexOf(id) !== i).join(', ')}`);
+    // No entry of the table names a route that no longer exists.
+    assert.deepEqual([...ids].sort(), Object.values(OPERATION_IDS).sort());
+    assert.equal(doc.paths['/v1/invoices'].get.operationId, 'listInvoices');
+    assert.equal(doc.paths['/v1/invoices/{invoiceId}/issue'].post.operationId, 'issueInvoice');
+    assert.equal(doc.paths['/v1/customers/{customerId}'].get.operationId, 'getCustomer');
+  });
+
+  it('holds each shared schema once under components.schemas, referred to with $ref', async () => {
+    const doc = (await call(t.app, 'GET', '/v1/openapi.json')).body;
+    const schemas = doc.components.schemas as Record<string, { title?: string }>;
+    for (const name of ['Invoice', 'InvoiceLine', 'Customer', 'Address', 'Product', 'Account', 'Payment', 'PaymentLink', 'Event', 'WebhookEndpoint', 'Error']) {
+      assert.ok(schemas[name], `components.schemas.${name}`);
+    }
+    assert.equal(schemas.Error!.title, 'Error');
+    // Every reference resolves, and every component is referred to.
+    const refs = refsIn(doc);
+    for (const ref of refs) assert.ok(schemas[ref.replace('#/components/schemas/', '')] && ref.startsWith('#/components/schemas/'), ref);
+    assert.deepEqual([...new Set(refs)].map((r) => r.split('/').pop()).sort(), Object.keys(schemas).sort());
+    // Named schemas are not written out again in the operations (a request body's own schema stays in place).
+    const inline: string[] = [];
+    const walk = (v: unknown, at: string, top: boolean) => {
+      if (Array.isArray(v)) return v.forEach((x, i) => walk(x, `${at}/${i}`, false));
+      if (!v || typeof v !== 'object') return;
+      const o = v as Record<string, unknown>;
+      if (typeof o.title === 'string' && !top) inline.push(at);
+      for (const [k, x] of Object.entries(o)) if (!['enum', 'const', 'default', 'example', 'examples'].includes(k)) walk(x, `${at}/${k}`, false);
+    };
+    for (const { method, path, op } of operations(doc)) {
+      const { requestBody, ...rest } = op;
+      walk(rest, `${method} ${path}`, false);
+      if (requestBody) walk(requestBody.content['application/json'].schema, `${method} ${path} body`, true);
+    }
+    assert.deepEqual(inline, []);
+    const get = doc.paths['/v1/invoices/{invoiceId}'].get;
+    assert.deepEqual(get.responses['200'].content['application/json'].schema.properties.data, { $ref: '#/components/schemas/Invoice' });
+    assert.deepEqual(get.responses['404'], {
+      description: 'Not found: the id is unknown or belongs to another organisation',
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    });
+    const list = doc.paths['/v1/payments'].get.responses['200'].content['application/json'].schema;
+    assert.deepEqual(list.properties.data, { type: 'array', items: { $ref: '#/components/schemas/Payment' } });
+  });
+
+  it('names its server: PUBLIC_API_URL when set, else the origin the document is fetched from', async () => {
+    const doc = (await call(t.app, 'GET', '/v1/openapi.json')).body;
+    assert.deepEqual(doc.servers, [{ url: '/', description: 'This API, at the origin this document was fetched from' }]);
+    const pub = await openApiDocument({ publicApiUrl: 'https://api.example.dk/' });
+    assert.deepEqual(pub.servers, [{ url: 'https://api.example.dk', description: 'This API' }]);
+    // Built without a database, the document is the one the API serves.
+    assert.deepEqual(await openApiDocument(), doc);
+  });
+
+  it('passes an OpenAPI 3.1 validator, which refuses a broken copy', async () => {
+    const doc = (await call(t.app, 'GET', '/v1/openapi.json')).body;
+    const result = await validate(structuredClone(doc));
+    assert.ok(result.valid, result.valid ? '' : compileErrors(result));
+    assert.deepEqual(result.warnings, []);
+    // The controls: the same validator refuses a repeated operationId, a reference to nothing and a server without a URL.
+    const breaks: [string, (d: typeof doc) => void, RegExp][] = [
+      ['repeated operationId', (d) => (d.paths['/v1/invoices'].post.operationId = 'listInvoices'), /operationId `listInvoices` is duplicated/],
+      [
+        'dangling $ref',
+        (d) => (d.paths['/v1/payments/{paymentId}'].get.responses['200'].content['application/json'].schema.properties.data = { $ref: '#/components/schemas/Nothing' }),
+        /Missing \$ref pointer "#\/components\/schemas\/Nothing"/,
+      ],
+      ['server without url', (d) => (d.servers = [{ description: 'somewhere' }]), /must have required property 'url'/],
+    ];
+    for (const [what, breakIt, message] of breaks) {
+      const broken = structuredClone(doc);
+      breakIt(broken);
+      const refused = await validate(broken);
+      assert.equal(refused.valid, false, what);
+      assert.match(refused.valid ? '' : compileErrors(refused), message, what);
+    }
+  });
+
+  it('has the committed client (clients/typescript) generated from the document as it is now', async function () {
+    this.timeout(60_000);
+    const files = await generateClientFiles();
+    for (const [name, content] of Object.entries(files)) {
+      assert.ok(readFileSync(join(CLIENT_DIR, name), 'utf8') === content, `clients/typescript/${name} is stale: run npm run openapi and commit the result`);
+    }
   });
 
   it('serves the interactive docs page', async () => {
