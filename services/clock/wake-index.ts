@@ -19,7 +19,7 @@ export interface WakeRef {
   service: string;
   key: string;
   handler: string;
-  /** Business time the row came due, as an ISO string: the page position of `dueWakes`. */
+  /** Business time the row came due, as PostgreSQL writes it (microseconds kept): the page position of `dueWakes`. */
   dueAt: string;
 }
 
@@ -47,13 +47,15 @@ export async function parkWake(sql: Queryable, target: Pick<WorkTarget, 'service
  * of the (organization_id, due_at, service, key) index that stops at the business now.
  */
 export async function dueWakes(db: Db, organizationId: string, after: WakeRef | null, limit: number): Promise<WakeRef[]> {
-  const rows = await db.read((sql) => sql<{ service: string; key: string; handler: string; due_at: Date }[]>`
-    SELECT service, key, handler, due_at FROM wake_index
+  const rows = await db.read((sql) => sql<{ service: string; key: string; handler: string; due_at: string }[]>`
+    SELECT service, key, handler, due_at::text AS due_at FROM wake_index
     WHERE organization_id = ${organizationId} AND parked_at IS NULL AND due_at <= business_now(${organizationId})
-      ${after ? sql`AND (due_at, service, key) > (${after.dueAt}::timestamptz, ${after.service}, ${after.key})` : sql``}
+      ${after ? sql`AND (due_at, service, key) > (${after.dueAt}::text::timestamptz, ${after.service}, ${after.key})` : sql``}
     ORDER BY due_at, service, key
     LIMIT ${limit}`);
-  return rows.map((r) => ({ service: r.service, key: r.key, handler: r.handler, dueAt: r.due_at.toISOString() }));
+  // due_at travels as text both ways: a timestamptz parameter would go through a JavaScript Date and lose the
+  // microseconds, and the page would start again at its own last row.
+  return rows.map((r) => ({ service: r.service, key: r.key, handler: r.handler, dueAt: r.due_at }));
 }
 
 /**
