@@ -1,5 +1,6 @@
 import type { Queryable } from '../shared/db.ts';
 import { balanceTerms } from '../invoices/invoice-queries.ts';
+import { notSettledStatuses, openStatuses } from '../invoices/invoice-lifecycle.ts';
 
 /**
  * The customer balance (spec 2.2, rule 1.10): computed from invoices, credit notes, fees and payments on every read,
@@ -36,9 +37,10 @@ export function daysBetween(from: string, to: string): number {
 }
 
 /*
- * An invoice is open (it can be overdue, and make its customer past due) in status issued, overdue or collections.
- * The statuses are written into the SQL as literals, not parameters: the partial indexes below (004_payments.sql)
- * are only usable when the planner can see that the query's condition implies theirs, also in a generic plan.
+ * An invoice is open (it can be overdue, and make its customer past due) in status issued, overdue or collections
+ * (invoice-lifecycle.ts). The statuses are written into the SQL as literals, not parameters (`openStatuses`): the
+ * partial indexes below (004_payments.sql) are only usable when the planner can see that the query's condition
+ * implies theirs, also in a generic plan.
  */
 
 export interface CustomerBalanceRow {
@@ -86,7 +88,7 @@ export async function customerBalanceRow(
     ), open AS MATERIALIZED (
       SELECT id, status, due_date, gross_oere FROM invoices
       WHERE organization_id = ${organizationId} AND customer_id = ${customerId} AND type = 'invoice'
-        AND status IN ('issued', 'overdue', 'collections')
+        AND status IN ${openStatuses(sql)}
     ), settled_candidates AS (
       SELECT invoice_id AS id FROM payments
       WHERE organization_id = ${organizationId} AND customer_id = ${customerId} AND surplus_oere > 0
@@ -111,12 +113,12 @@ export async function customerBalanceRow(
           SELECT i.id, i.status, i.due_date, i.gross_oere FROM invoices i
           WHERE i.organization_id = ${organizationId} AND i.id = settled_candidates.id
             AND i.customer_id = ${customerId} AND i.type = 'invoice'
-            AND i.status NOT IN ('draft', 'issuing', 'issued', 'overdue', 'collections')
+            AND i.status NOT IN ${notSettledStatuses(sql)}
           OFFSET 0
         ) inv
       ) x
     ), balances AS (
-      SELECT b.*, b.status IN ('issued', 'overdue', 'collections') AND b.due_date < ${today}::date AND b.balance > 0 AS overdue
+      SELECT b.*, b.status IN ${openStatuses(sql)} AND b.due_date < ${today}::date AND b.balance > 0 AS overdue
       FROM (
         SELECT i.status, i.due_date, i.gross_oere + coalesce(f.total, 0) - i.paid - coalesce(c.total, 0) AS balance
         FROM looked_up i
@@ -152,7 +154,7 @@ export const pastDueCustomerIds = (sql: Queryable, organizationId: string, today
   SELECT o.customer_id FROM (
     SELECT i.customer_id, i.due_date, i.gross_oere + ${t.fees} - ${t.paid} - ${t.credited} AS balance
     FROM invoices i
-    WHERE i.organization_id = ${organizationId} AND i.type = 'invoice' AND i.status IN ('issued', 'overdue', 'collections')
+    WHERE i.organization_id = ${organizationId} AND i.type = 'invoice' AND i.status IN ${openStatuses(sql)}
       AND i.due_date < ${today}::date
   ) o
   WHERE o.balance > 0

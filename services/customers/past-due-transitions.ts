@@ -2,6 +2,7 @@ import type { Clock } from '../shared/clock.ts';
 import type { Db, Queryable } from '../shared/db.ts';
 import { recordEvent } from '../events/record-event.ts';
 import { customerBalanceRow, daysBetween, pastDueCustomerIds } from './balance-queries.ts';
+import { openStatuses } from '../invoices/invoice-lifecycle.ts';
 
 /**
  * `customer.past_due` and `customer.settled` (spec 6): fired when a customer's `pastDue` (the threshold rule of the
@@ -100,7 +101,7 @@ export async function sweepPastDue(db: Db, clock: Clock, onError: (organizationI
     WHERE EXISTS (SELECT 1 FROM customers cu WHERE cu.organization_id = o.id AND cu.past_due)
        OR EXISTS (
          SELECT 1 FROM invoices i
-         WHERE i.organization_id = o.id AND i.type = 'invoice' AND i.status IN ('issued', 'overdue', 'collections')
+         WHERE i.organization_id = o.id AND i.type = 'invoice' AND i.status IN ${openStatuses(sql)}
            AND i.due_date < ((now() + make_interval(secs => coalesce(c.offset_ms, 0) / 1000.0)) AT TIME ZONE 'Europe/Copenhagen')::date)`);
   let changed = 0;
   for (const { id } of orgs) {

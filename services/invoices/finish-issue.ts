@@ -7,6 +7,7 @@ import { responseJson, storeResponse } from '../idempotency/stored-response.ts';
 import type { InvoiceDocumentView } from './invoice-document.ts';
 import { findInvoiceRow, getInvoiceOrThrow } from './invoice-queries.ts';
 import { frozenDocumentView } from './load-document-view.ts';
+import { transitionInvoice } from './invoice-lifecycle.ts';
 import { recordTimeline } from './record-timeline.ts';
 import { requestInvoiceSend } from './send-invoice.ts';
 
@@ -74,9 +75,12 @@ export async function finishIssue(deps: FinishIssueDeps, invoiceId: string): Pro
     const org = reservation.organization_id;
     const row = (await findInvoiceRow(tx, org, invoiceId, { lock: true }))!;
     const doc = await deps.documents.put(tx, { organizationId: org, contentType: 'application/pdf', bytes: pdf });
-    await tx`
-      UPDATE invoices SET status = 'issued', document_sha256 = ${doc.sha256}, issued_at = now(), updated_at = now()
-      WHERE organization_id = ${org} AND id = ${invoiceId} AND status = 'issuing'`;
+    // The locked reservation exists only while its invoice is issuing: a refusal here is a broken invariant, not a
+    // client's mistake, and rolls the whole finish back.
+    await transitionInvoice(tx, org, invoiceId, 'finishIssue', {
+      set: tx`document_sha256 = ${doc.sha256}, issued_at = now()`,
+      refused: () => new Error(`invoice ${invoiceId} has an issue reservation but is not issuing`),
+    });
     await recordEvent(tx, {
       organizationId: org,
       type: 'invoice.issued',

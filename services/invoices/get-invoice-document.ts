@@ -2,6 +2,7 @@ import type { DocumentStore } from '../documents/document-store.ts';
 import type { Queryable } from '../shared/db.ts';
 import { DomainError, notFound } from '../shared/errors.ts';
 import { findInvoiceRow } from './invoice-queries.ts';
+import { isIssued } from './invoice-lifecycle.ts';
 
 /**
  * The locked PDF of an issued invoice or credit note, exactly as stored, verified against its SHA-256 on every read
@@ -17,7 +18,7 @@ export async function getInvoiceDocument(
   // /v1/invoices/{id}/pdf serves credit notes too (one store); /v1/creditnotes/{id}/pdf only credit notes.
   const row = await findInvoiceRow(sql, organizationId, id, type === 'creditNote' ? { type } : {});
   if (!row) throw type === 'invoice' ? notFound('invoice_not_found', 'invoice') : notFound('credit_note_not_found', 'credit note');
-  if (row.status === 'draft' || row.status === 'issuing' || !row.document_sha256) {
+  if (!isIssued(row.status) || !row.document_sha256) {
     throw new DomainError('invoice_not_issued', 'A draft has no PDF yet; issue the invoice first.');
   }
   const doc = await documents.get(sql, organizationId, row.document_sha256);

@@ -3,12 +3,13 @@ import type { Queryable } from '../shared/db.ts';
 import { notFound } from '../shared/errors.ts';
 import { isUuid } from '../shared/ids.ts';
 import { computeTotals } from './invoice-totals.ts';
+import type { InvoiceStatus } from './invoice-lifecycle.ts';
 
 /** An invoice row with the amounts derived from other tables (payments, credit notes, fees). */
 export interface InvoiceRow {
   id: string;
   type: 'invoice' | 'creditNote';
-  status: 'draft' | 'issuing' | 'issued' | 'overdue' | 'paid' | 'collections';
+  status: InvoiceStatus;
   number: number | null;
   customer_id: string;
   issue_date: string | null;

@@ -10,6 +10,7 @@ import { computeTotals } from './invoice-totals.ts';
 import { loadBuyer, loadSeller, printedBuyer, printedSeller, type BuyerSnapshot, type SellerSnapshot } from './document-parties.ts';
 import type { ExemptionReason, InvoiceDocumentView } from './invoice-document.ts';
 import { notEditable } from './replace-invoice.ts';
+import { openStatuses, transitionInvoice } from './invoice-lifecycle.ts';
 
 export interface IssueDeps {
   keyring: Keyring;
@@ -41,7 +42,7 @@ async function assertCustomerTotalRepresentable(sql: Queryable, organizationId: 
   const [owed] = await sql<{ total: string }[]>`
     SELECT (
       (SELECT coalesce(sum(gross_oere), 0) FROM invoices
-        WHERE organization_id = ${organizationId} AND customer_id = ${customerId} AND type = 'invoice' AND status IN ('issued', 'overdue', 'collections'))
+        WHERE organization_id = ${organizationId} AND customer_id = ${customerId} AND type = 'invoice' AND status IN ${openStatuses(sql)})
       + (SELECT coalesce(sum(gross_oere), 0) FROM invoices
         WHERE organization_id = ${organizationId} AND customer_id = ${customerId} AND type = 'invoice' AND status = 'issuing')
       + (SELECT coalesce(sum(amount_oere), 0) FROM invoice_fees WHERE organization_id = ${organizationId} AND customer_id = ${customerId})
@@ -148,11 +149,11 @@ export async function reserveIssue(
   const number = await takeNextNumber(sql, organizationId);
   // Under the series lock, so that two issues for one customer cannot both pass.
   await assertCustomerTotalRepresentable(sql, organizationId, row.customer_id, row.gross_oere);
-  await sql`
-    UPDATE invoices SET status = 'issuing', number = ${number}, issue_date = ${issueDate}, due_date = ${dueDate},
-      seller_snapshot = ${sql.json(printedSeller(seller) as never)}, buyer_snapshot = ${sql.json(printedBuyer(buyer) as never)},
-      updated_at = now()
-    WHERE organization_id = ${organizationId} AND id = ${id} AND status = 'draft'`;
+  await transitionInvoice(sql, organizationId, id, 'reserveIssue', {
+    set: sql`number = ${number}, issue_date = ${issueDate}, due_date = ${dueDate},
+      seller_snapshot = ${sql.json(printedSeller(seller) as never)}, buyer_snapshot = ${sql.json(printedBuyer(buyer) as never)}`,
+    refused: notEditable,
+  });
   await sql`
     INSERT INTO invoice_issues (invoice_id, organization_id, idempotency_key, request_hash, response_status, response_location, send, language)
     VALUES (${id}, ${organizationId}, ${request.idempotencyKey}, ${request.requestHash}, ${request.responseStatus},

@@ -1,6 +1,7 @@
 import type { Keyring } from '../shared/crypto.ts';
 import type { Queryable } from '../shared/db.ts';
 import { findInvoiceRow, loadLines, type InvoiceRow } from './invoice-queries.ts';
+import { isIssued } from './invoice-lifecycle.ts';
 import { loadBuyer, type BuyerSnapshot } from './document-parties.ts';
 import { documentView } from './issue-invoice.ts';
 import type { InvoiceDocumentView } from './invoice-document.ts';
@@ -16,7 +17,7 @@ export async function loadDocumentView(
   invoiceId: string,
 ): Promise<{ view: InvoiceDocumentView; buyerEmail: string | null; documentSha256: Buffer; externalReference: string | null } | undefined> {
   const row = await findInvoiceRow(sql, organizationId, invoiceId, { type: 'invoice' });
-  if (!row || row.status === 'draft' || row.status === 'issuing' || !row.document_sha256) return undefined;
+  if (!row || !isIssued(row.status) || !row.document_sha256) return undefined;
   const current = await loadBuyer(sql, keyring, organizationId, row.customer_id);
   const view = await frozenDocumentView(sql, organizationId, row, { language: current.language, email: current.email });
   return { view, buyerEmail: current.email, documentSha256: row.document_sha256, externalReference: row.external_reference };

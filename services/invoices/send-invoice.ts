@@ -2,6 +2,7 @@ import type { Keyring } from '../shared/crypto.ts';
 import type { Queryable } from '../shared/db.ts';
 import { DomainError, notFound } from '../shared/errors.ts';
 import { findInvoiceRow } from './invoice-queries.ts';
+import { isIssued } from './invoice-lifecycle.ts';
 import { loadBuyer } from './document-parties.ts';
 import { recordTimeline } from './record-timeline.ts';
 
@@ -32,7 +33,7 @@ export async function requestInvoiceSend(
   const row = await findInvoiceRow(sql, organizationId, invoiceId, { lock: true });
   if (!row) throw notFound('invoice_not_found', 'invoice');
   if (row.type === 'creditNote') throw new DomainError('credit_note_not_sendable', 'Credit notes are not sent by e-mail; download the PDF instead.');
-  if (row.status === 'draft' || row.status === 'issuing') {
+  if (!isIssued(row.status)) {
     throw new DomainError('invoice_not_issued', 'Only an issued invoice can be sent; issue it first.');
   }
   const [previous] = await sql<{ status: string; failure_code: string | null }[]>`

@@ -8,6 +8,7 @@ import { recordEvent } from '../events/record-event.ts';
 import { reconcilePastDue } from '../customers/past-due-transitions.ts';
 import { invoiceSelect, toInvoice, type InvoiceRow } from '../invoices/invoice-queries.ts';
 import { recordTimeline } from '../invoices/record-timeline.ts';
+import { isIssued, transitionInvoice } from '../invoices/invoice-lifecycle.ts';
 import { settlePayment } from './payment-outcome.ts';
 import { findPaymentByBookingKey, PAYMENT_COLUMNS, toPayment, type PaymentRow } from './payment-queries.ts';
 
@@ -90,7 +91,7 @@ export async function bookPayment(
   }
   if (!locked || !row) throw notFound('invoice_not_found', 'invoice');
   if (row.type === 'creditNote') throw new DomainError('credit_note_not_payable', 'A credit note is not payable; register the payment on an invoice.');
-  if (row.status === 'draft' || row.status === 'issuing') {
+  if (!isIssued(row.status)) {
     throw new DomainError('invoice_not_issued', 'Payments can only be registered on an issued invoice.');
   }
   if (paymentDate > today) {
@@ -117,10 +118,17 @@ export async function bookPayment(
       VALUES (${id}, ${organizationId}, ${row.id}, ${row.customer_id}, ${input.source}, ${input.bookingKey}, ${input.amountOere},
               ${paymentDate}, ${settlement.outcome}, ${settlement.surplusOere}, ${registeredAt})
       RETURNING ${sql(PAYMENT_COLUMNS)}`.execute();
-  const updateInvoice = sql<{ updated_at: Date }[]>`
-      UPDATE invoices SET status = ${status}, updated_at = now()
-      WHERE organization_id = ${organizationId} AND id = ${row.id}
-      RETURNING updated_at`.execute();
+  // Only a settling payment changes the status (to paid, from an open one). The row is locked and was read as issued
+  // with a positive balance, so a refusal here is a broken invariant (a `paid` invoice that still owed), not a request
+  // to answer: it rolls the payment back.
+  const updateInvoice: Promise<{ updated_at: Date }> = settlement.settles
+    ? transitionInvoice(sql, organizationId, row.id, 'settle', {
+        refused: () => new Error(`invoice ${row.id} owes ${toInvoice(row).balanceOere} øre but is not open (${row.status})`),
+      })
+    : sql<{ updated_at: Date }[]>`
+        UPDATE invoices SET updated_at = now()
+        WHERE organization_id = ${organizationId} AND id = ${row.id}
+        RETURNING updated_at`.execute().then(([updated]) => updated!);
   const writes = [
     insertPayment,
     updateInvoice,
@@ -161,7 +169,7 @@ export async function bookPayment(
   ];
   // Settled together. The booking key taken meanwhile is the answer whichever failure arrives first: the other
   // statements then fail only because it aborted the transaction.
-  const written: Promise<[PaymentRow[], { updated_at: Date }[]]> = Promise.allSettled(writes).then(async (results) => {
+  const written: Promise<[PaymentRow[], { updated_at: Date }]> = Promise.allSettled(writes).then(async (results) => {
     const failures = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
     if (failures.some(bookingKeyTaken)) conflict();
     if (failures.length > 0) throw failures[0];
@@ -181,8 +189,8 @@ export async function bookPayment(
     });
     return { payment, invoice: invoiceAfter(updatedAt), outcome: settlement.outcome, replayed: false, written };
   }
-  const [[inserted], [updated]] = await written;
-  return { payment: toPayment(inserted!), invoice: invoiceAfter(updated!.updated_at), outcome: settlement.outcome, replayed: false };
+  const [[inserted], updated] = await written;
+  return { payment: toPayment(inserted!), invoice: invoiceAfter(updated.updated_at), outcome: settlement.outcome, replayed: false };
 }
 
 const bookingKeyTaken = (err: unknown): boolean => {

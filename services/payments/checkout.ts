@@ -1,6 +1,7 @@
 import type { Db, Queryable } from '../shared/db.ts';
 import { isUuid, uuidv7 } from '../shared/ids.ts';
 import { findInvoiceRow, toInvoice } from '../invoices/invoice-queries.ts';
+import { isIssued } from '../invoices/invoice-lifecycle.ts';
 import { findPaymentLink } from './payment-links.ts';
 import type { PaymentMethod, PaymentProvider } from './providers/provider.ts';
 
@@ -25,7 +26,7 @@ export async function loadPayView(sql: Queryable, by: { reference: string } | { 
   const link = await findPaymentLink(sql, by);
   if (!link) return undefined;
   const row = await findInvoiceRow(sql, link.organizationId, link.invoiceId, { type: 'invoice' });
-  if (!row || row.status === 'draft' || row.status === 'issuing' || row.number === null) return undefined;
+  if (!row || !isIssued(row.status) || row.number === null) return undefined;
   const [who] = await sql<{ name: string; language: 'da' | 'en' | null }[]>`
     SELECT o.name, c.language FROM organizations o
     JOIN customers c ON c.organization_id = o.id AND c.id = ${row.customer_id}

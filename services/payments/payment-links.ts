@@ -3,6 +3,7 @@ import { randomBytesPooled } from '../shared/crypto.ts';
 import type { Queryable } from '../shared/db.ts';
 import { DomainError, notFound } from '../shared/errors.ts';
 import { findInvoiceRow } from '../invoices/invoice-queries.ts';
+import { isIssued } from '../invoices/invoice-lifecycle.ts';
 
 /**
  * Payment links (spec 2.5, decisions.md "Shapes"): one per issued invoice, created on the first request and the same
@@ -68,7 +69,7 @@ export async function getOrCreatePaymentLink(sql: Queryable, organizationId: str
   const invoice = await findInvoiceRow(sql, organizationId, invoiceId);
   if (!invoice) throw notFound('invoice_not_found', 'invoice');
   if (invoice.type === 'creditNote') throw new DomainError('credit_note_not_payable', 'A credit note is not payable and has no payment link.');
-  if (invoice.status === 'draft' || invoice.status === 'issuing') {
+  if (!isIssued(invoice.status)) {
     throw new DomainError('invoice_not_issued', 'A draft has no payment link; issue the invoice first.');
   }
   for (let attempt = 0; attempt < 5; attempt++) {
