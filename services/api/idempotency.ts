@@ -3,6 +3,7 @@ import type { Db, Tx } from '../shared/db.ts';
 import type { Keyring } from '../shared/crypto.ts';
 import { DomainError } from '../shared/errors.ts';
 import { responseJson, storeResponse } from '../idempotency/stored-response.ts';
+import { idempotencyConflict, inProgress } from '../idempotency/idempotency-errors.ts';
 import { errorBody } from './plugins/errors.ts';
 
 /**
@@ -58,10 +59,7 @@ export interface MutationRequest {
   now: Date;
 }
 
-export const inProgress = () =>
-  new DomainError('idempotency_in_progress', 'A request with this Idempotency-Key is still being processed; retry shortly.', {
-    headers: { 'Retry-After': '1' },
-  });
+export { idempotencyConflict, inProgress };
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -252,9 +250,6 @@ async function storeError(deps: MutationDeps, req: FastifyRequest, hash: Buffer,
     return earlier;
   });
 }
-
-export const idempotencyConflict = () =>
-  new DomainError('idempotency_conflict', 'This Idempotency-Key was already used with a different request (method, path, query flags or body).');
 
 function replay(keyring: Keyring, req: FastifyRequest, reply: FastifyReply, hash: Buffer, stored: StoredResponse): FastifyReply {
   if (!hash.equals(stored.request_hash)) throw idempotencyConflict();

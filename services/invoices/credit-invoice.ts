@@ -8,6 +8,7 @@ import { findInvoiceRow, getInvoiceOrThrow, loadLines } from './invoice-queries.
 import { loadBuyer, loadSeller } from './document-parties.ts';
 import { documentView, takeNextNumber, type IssueDeps } from './issue-invoice.ts';
 import { recordTimeline } from './record-timeline.ts';
+import { isIssued } from './invoice-lifecycle.ts';
 
 const notCreditable = (why: string) => new DomainError('invoice_not_creditable', why);
 
@@ -15,6 +16,16 @@ const notCreditable = (why: string) => new DomainError('invoice_not_creditable',
  * A full credit note for an issued invoice, issued and PDF-locked in the same transaction: numbered from the same
  * series, positive amounts (the type gives the direction), its PDF naming the original's number and date. Once per
  * invoice (a unique index backs the check). The original's creditedOere and balanceOere change in this transaction.
+ *
+ * Credit notes of one organisation are made one at a time across all API processes: the transaction starts by
+ * taking a transaction-scoped advisory lock of the organisation (released by its commit or rollback, so a crashed
+ * request cannot leave it held). The number series row would serialise them too, but only once each had locked its
+ * own invoice; waiting for the advisory lock first, a queued credit note holds no row lock, so payments on its
+ * invoice go on while it waits. It does hold its pooled connection while it waits, for as long as the credit notes
+ * ahead of it take to render: acceptable because a process lets one credit note per organisation wait at a time
+ * (queueCreditNote in credit-queue.ts), so the wait costs each process at most one connection per organisation.
+ * Rendering outside the transaction, as issuing does, would avoid holding a connection over a render at all, at the
+ * price of a second state for credit notes.
  */
 export async function creditInvoice(
   sql: Queryable,
@@ -23,10 +34,11 @@ export async function creditInvoice(
   invoiceId: string,
   reason: string,
 ): Promise<Invoice> {
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`credit-notes:${organizationId}`}, 0))`;
   const original = await findInvoiceRow(sql, organizationId, invoiceId, { lock: true });
   if (!original) throw notFound('invoice_not_found', 'invoice');
   if (original.type === 'creditNote') throw notCreditable('A credit note cannot be credited.');
-  if (original.status === 'draft' || original.status === 'issuing') throw notCreditable('Only an issued invoice can be credited.');
+  if (!isIssued(original.status)) throw notCreditable('Only an issued invoice can be credited.');
   if (original.status === 'collections') throw notCreditable('An invoice handed over to debt collection cannot be credited.');
   if (original.credited_oere > 0) throw notCreditable('This invoice has already been credited.');
   const [existing] = await sql`SELECT 1 FROM invoices WHERE organization_id = ${organizationId} AND credits_invoice_id = ${invoiceId}`;

@@ -1,7 +1,8 @@
 /**
  * One-at-a-time per key, in this process: callers with the same key queue here, in order, instead of inside the
- * database. Used for issuing, which locks the organisation's number series: without it a burst of one organisation's
- * issues would hold every pool connection while they wait on that row lock, and stall every other organisation.
+ * database. Used for credit notes, which render inside the transaction that holds the organisation's credit-note lock
+ * (services/invoices/credit-queue.ts): without it a burst of one organisation's credit notes would hold every pool
+ * connection while they wait on that lock, and stall every other organisation.
  */
 export class KeyedMutex {
   private readonly tails = new Map<string, Promise<unknown>>();

@@ -4,7 +4,7 @@ import { Envelope, ListEnvelope, ListQuery } from '../../../../contracts/common.
 import { Invoice, InvoiceCreate, InvoiceCreateQuery, InvoiceListQuery, InvoiceReplace, IssueBody } from '../../../../contracts/invoices.ts';
 import { createInvoice } from '../../../invoices/create-invoice.ts';
 import { reserveIssue } from '../../../invoices/issue-invoice.ts';
-import { findPendingIssue, finishIssue } from '../../../invoices/finish-issue.ts';
+import { finishIssueResponse, resumeIssue } from '../../../invoices/resume-issue.ts';
 import { replaceInvoice } from '../../../invoices/replace-invoice.ts';
 import { deleteInvoice } from '../../../invoices/delete-invoice.ts';
 import { listInvoices } from '../../../invoices/list-invoices.ts';
@@ -12,11 +12,11 @@ import { getInvoiceOrThrow } from '../../../invoices/invoice-queries.ts';
 import { getInvoiceDocument } from '../../../invoices/get-invoice-document.ts';
 import { getTimeline } from '../../../invoices/get-timeline.ts';
 import { creditInvoice } from '../../../invoices/credit-invoice.ts';
+import { queueCreditNote } from '../../../invoices/credit-queue.ts';
 import { requestInvoiceSend } from '../../../invoices/send-invoice.ts';
 import { DomainError } from '../../../shared/errors.ts';
 import type { Queryable } from '../../../shared/db.ts';
-import { KeyedMutex } from '../../../shared/keyed-mutex.ts';
-import { idempotencyConflict, inProgress, mutate, type CommittedResponse, type MutationRequest, type MutationResult } from '../../idempotency.ts';
+import { mutate, type MutationRequest, type MutationResult } from '../../idempotency.ts';
 import type { AppDeps } from '../../app.ts';
 
 const InvoiceParams = Type.Object({ invoiceId: Type.String({ description: 'Invoice id (UUID)' }) }, { additionalProperties: false });
@@ -39,37 +39,16 @@ export function sendPdf(reply: FastifyReply, doc: { bytes: Buffer; sha256: strin
     .send(doc.bytes);
 }
 
-/**
- * A retry that finds its earlier attempt's reservation this young is told to wait (409 idempotency_in_progress):
- * that attempt is most likely still rendering. An older one is finished by the retry itself.
- */
-const RESUME_AFTER_MS = 15_000;
-
 export function invoiceRoutes(app: FastifyInstance, deps: AppDeps): void {
   const { db, keyring } = deps;
-  // Credit notes of one organisation queue in this process, not on the series row lock while holding a connection
-  // (a credit note renders inside its transaction).
-  const series = new KeyedMutex();
 
   /** Step 2 and 3 of an issue, after the reservation committed: render, then commit the rest with the response. */
-  const finish = (invoiceId: string) => async (): Promise<CommittedResponse | undefined> => {
-    const done = await finishIssue(deps, invoiceId);
-    if (!done) return undefined;
-    return {
-      status: done.status,
-      body: done.body,
-      location: done.location,
-      ...(done.dispatchMail ? { afterCommit: () => deps.mailDispatch.dispatch(done.organizationId, done.invoiceId) } : {}),
-    };
-  };
+  const finish = (invoiceId: string) => () => finishIssueResponse(deps, invoiceId);
 
-  /** The request's earlier attempt reserved a number and did not finish: finish it now, or say it is still running. */
+  /** The request's earlier attempt reserved a number and did not finish: finish it now (resume-issue.ts). */
   const resume = async (tx: Queryable, org: string, request: MutationRequest): Promise<MutationResult | undefined> => {
-    const pending = await findPendingIssue(tx, org, request.key);
-    if (!pending) return undefined;
-    if (!pending.requestHash.equals(request.requestHash)) throw idempotencyConflict();
-    if (pending.ageMs < RESUME_AFTER_MS) throw inProgress();
-    return { status: 200, continueWith: finish(pending.invoiceId) };
+    const invoiceId = await resumeIssue(tx, org, request);
+    return invoiceId === undefined ? undefined : { status: 200, continueWith: finish(invoiceId) };
   };
 
   app.get<{ Querystring: InvoiceListQuery }>(
@@ -276,7 +255,7 @@ export function invoiceRoutes(app: FastifyInstance, deps: AppDeps): void {
       },
     },
     (req, reply) =>
-      series.run(req.auth.organizationId, () =>
+      queueCreditNote(req.auth.organizationId, () =>
         mutate(deps, req, reply, async (tx) => {
           const note = await creditInvoice(tx, deps, req.auth.organizationId, req.params.invoiceId, req.body.reason);
           return { status: 201, data: note, location: `/v1/creditnotes/${note.id}` };
