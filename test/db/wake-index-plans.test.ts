@@ -37,7 +37,7 @@ describe('wake index plans: 100 000 rows not yet due are not read', function () 
     await admin.unsafe(`CREATE DATABASE ${name}`);
     const url = new URL(process.env.TEST_DATABASE_URL!);
     url.pathname = `/${name}`;
-    sql = postgres(url.toString(), { max: 1, onnotice: () => {}, debug: (_conn, query, params) => seen.push({ query, params }) }) as unknown as Sql;
+    sql = postgres(url.toString(), { max: 1, onnotice: () => {}, debug: (_conn, query, params) => seen.push({ query, params }) });
     db = new Db(sql, 1);
     await migrate(sql);
     await sql`INSERT INTO organizations (id, name, sandbox) VALUES (${A}, 'A', true), (${B}, 'B', false)`;
