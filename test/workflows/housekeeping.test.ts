@@ -96,7 +96,7 @@ describe('Housekeeping: purge of stored idempotent responses', function () {
     assert.ok(expired >= 2);
 
     const before = Date.now();
-    await startHousekeeping(restate.ingressUrl);
+    await startHousekeeping(restate.ingressUrl, undefined, [IDEMPOTENCY_JOB]);
     let s = await status();
     for (let i = 0; i < 400 && s.lastRunAt === null; i++) {
       await new Promise((r) => setTimeout(r, 25));
@@ -117,7 +117,7 @@ describe('Housekeeping: purge of stored idempotent responses', function () {
     const armed = await status();
     assert.deepEqual(await object().start(), { ran: false, reason: 'already_armed', nextRunAt: armed.nextRunAt });
     // The entry point's own path too: a one-way send with a fresh idempotency key, awaited to completion.
-    const sent = await startHousekeeping(restate.ingressUrl);
+    const sent = await startHousekeeping(restate.ingressUrl, undefined, [IDEMPOTENCY_JOB]);
     assert.deepEqual(await ingress.result(sent), { ran: false, reason: 'already_armed', nextRunAt: armed.nextRunAt });
 
     assert.deepEqual(await status(), armed);

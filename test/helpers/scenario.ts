@@ -1,0 +1,173 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { createFileMailer } from '../../activities/mail/file-mailer.ts';
+import { freePort } from '../../deploy/local/ports.ts';
+import { dueWakes } from '../../services/clock/wake-index.ts';
+import { createRestateWakeups } from '../../services/clock/wakeups.ts';
+import { startEventRelay, type RunningRelay } from '../../services/events/event-relay.ts';
+import { createRestateEventForwarder } from '../../services/events/restate-event-forwarder.ts';
+import { createRestateMailDispatch } from '../../services/invoices/restate-mail-dispatch.ts';
+import { createRestateReceiptDispatch } from '../../services/payments/receipt-dispatch.ts';
+import { createActivities, registerDeployment, restateWebhookHandOff, startWorkflowsEndpoint, type WorkflowsEndpoint } from '../../workflows/main.ts';
+import { call, createTestOrg, startTestApp, testDb, testRenderer, type ApiResponse, type TestApp, type TestOrg } from './context.ts';
+import { startTestRestate, type TestRestate } from './restate.ts';
+
+/**
+ * A calendar-walking scenario: one sandbox organisation on the whole stack (the API, a real restate-server with the
+ * workflows endpoint, PostgreSQL, Chromium, an .eml mailer, the event relay), with the verbs a story needs:
+ * `customer`, `issue`, `advance`, `pay`, `today`, `settle`. Scenarios read like the timeline they test:
+ *
+ *   const s = await startScenario();
+ *   const inv = await s.issue({ lines, paymentTermsDays: 14 });
+ *   await s.advance(20);
+ *   await s.pay(inv.id, inv.grossOere);
+ *
+ * Each verb goes through the public API, as an integrator's code would; `settle` waits until the organisation's
+ * durable work has run (nothing due left in the wake index, nothing waiting in the event outbox).
+ */
+export interface Scenario {
+  org: TestOrg;
+  api: TestApp;
+  restate: TestRestate;
+  /** Where the mails went (.eml files). */
+  mailDir: string;
+  /** A company customer with an e-mail address (or the body given). */
+  customer(body?: Record<string, unknown>): Promise<string>;
+  /** Creates and issues an invoice (`send: true` also mails it); returns the invoice as the API shows it. */
+  issue(opts?: { customerId?: string; lines?: unknown[]; paymentTermsDays?: number; dueDate?: string; send?: boolean }): Promise<Invoice>;
+  /** Moves the organisation's test clock forward by whole days and waits until what came due has run. */
+  advance(days: number): Promise<{ today: string }>;
+  /** Registers a payment (on the business today unless `paymentDate` is given) and waits for its receipt. */
+  pay(invoiceId: string, amountOere: number, paymentDate?: string): Promise<ApiResponse>;
+  /** The organisation's business today. */
+  today(): Promise<string>;
+  /** Reads an invoice. */
+  invoice(id: string): Promise<Invoice>;
+  /** The event types recorded for the organisation, oldest first. */
+  eventTypes(): Promise<string[]>;
+  settle(timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface Invoice {
+  id: string;
+  number: number;
+  status: string;
+  dueDate: string;
+  grossOere: number;
+  balanceOere: number;
+  [field: string]: unknown;
+}
+
+const DEFAULT_LINES = [{ description: 'Rådgivning', quantity: 1, unitPriceOere: 100_000, vatRateBps: 2500 }];
+
+export async function startScenario(opts: { orgName?: string } = {}): Promise<Scenario> {
+  const restate = await startTestRestate();
+  const { db, keyring } = testDb();
+  const mailDir = mkdtempSync(join(tmpdir(), 'faktura-scenario-mail-'));
+  const silent = new Writable({ write: (_c, _e, cb) => cb() });
+  let endpoint: WorkflowsEndpoint | undefined;
+  let relay: RunningRelay | undefined;
+  let api: TestApp | undefined;
+  try {
+    endpoint = await startWorkflowsEndpoint({
+      activities: createActivities(
+        db,
+        { idempotencyRetentionDays: 30, mailFromAddress: 'no-reply@faktura.invalid', publicApiUrl: undefined, webhookAllowLoopback: true },
+        {
+          keyring,
+          mailer: createFileMailer(mailDir, () => {}),
+          pdf: testRenderer(),
+          webhookHandOff: restateWebhookHandOff(restate.ingressUrl),
+          drainEventOutbox: () => relay?.drain() ?? Promise.resolve(),
+        },
+      ),
+      host: '127.0.0.1',
+      port: await freePort(),
+      logStream: silent,
+    });
+    await registerDeployment(restate.adminUrl, endpoint.url);
+    relay = await startEventRelay(db, createRestateEventForwarder(restate.ingressUrl));
+    api = await startTestApp({
+      mailDispatch: createRestateMailDispatch(restate.ingressUrl),
+      receiptDispatch: createRestateReceiptDispatch(restate.ingressUrl),
+      wakeups: createRestateWakeups(restate.ingressUrl),
+      webhooks: { allowLoopback: true },
+    });
+  } catch (err) {
+    await api?.close();
+    await relay?.close();
+    await endpoint?.close();
+    await restate.stop();
+    throw err;
+  }
+  const app = api;
+  const org = await createTestOrg({ name: opts.orgName ?? 'Bager Hansen ApS' });
+  const req = (method: string, url: string, body?: unknown) => call(app.app, method, url, { key: org.apiKey, ...(body !== undefined ? { body } : {}) });
+  const ok = (res: ApiResponse, status: number, what: string): ApiResponse => {
+    assert.equal(res.status, status, `${what}: ${res.raw}`);
+    return res;
+  };
+
+  const settle = async (timeoutMs = 15_000): Promise<void> => {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const due = await dueWakes(db, org.organizationId, null, 1);
+      const [outbox] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM event_outbox WHERE organization_id = ${org.organizationId}`;
+      if (due.length === 0 && outbox!.n === 0) return;
+      if (Date.now() > until) throw new Error(`the organisation's durable work did not settle: ${JSON.stringify(due)} due, ${outbox!.n} events waiting`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  const today = async () => ok(await req('GET', '/v1/test-clock'), 200, 'read the test clock').body.data.today as string;
+  const invoice = async (id: string) => ok(await req('GET', `/v1/invoices/${id}`), 200, 'read the invoice').body.data as Invoice;
+
+  return {
+    org,
+    api: app,
+    restate,
+    mailDir,
+    async customer(body) {
+      const res = await req('POST', '/v1/customers', body ?? { type: 'company', name: 'Kunde A/S', cvr: '87654321', email: 'bogholderi@kunde.dk' });
+      return ok(res, 201, 'create the customer').body.data.id as string;
+    },
+    async issue(o = {}) {
+      const customerId = o.customerId ?? (await this.customer());
+      const body = {
+        customerId,
+        lines: o.lines ?? DEFAULT_LINES,
+        ...(o.paymentTermsDays !== undefined ? { paymentTermsDays: o.paymentTermsDays } : {}),
+        ...(o.dueDate !== undefined ? { dueDate: o.dueDate } : {}),
+      };
+      const res = ok(await req('POST', `/v1/invoices?issue=true${o.send ? '&send=true' : ''}`, body), 201, 'issue the invoice');
+      await settle();
+      return res.body.data as Invoice;
+    },
+    async advance(days) {
+      const res = ok(await req('POST', '/v1/test-clock/advance', { days }), 200, 'advance the test clock');
+      await settle();
+      return { today: res.body.data.today as string };
+    },
+    async pay(invoiceId, amountOere, paymentDate) {
+      const res = ok(await req('POST', `/v1/invoices/${invoiceId}/payments`, { amountOere, paymentDate: paymentDate ?? (await today()) }), 201, 'register the payment');
+      await settle();
+      return res;
+    },
+    today,
+    invoice,
+    async eventTypes() {
+      const rows = await db.sql<{ type: string }[]>`SELECT type FROM events WHERE organization_id = ${org.organizationId} ORDER BY id`;
+      return rows.map((r) => r.type);
+    },
+    settle,
+    async close() {
+      await app.close();
+      await relay?.close();
+      await endpoint?.close();
+      await restate.stop();
+    },
+  };
+}
