@@ -97,12 +97,12 @@ async function differingCustomers(sql: Queryable, organizationId: string, today:
  */
 export async function sweepPastDue(db: Db, clock: Clock, onError: (organizationId: string, err: unknown) => void = () => {}): Promise<number> {
   const orgs = await db.read((sql) => sql<{ id: string }[]>`
-    SELECT o.id FROM organizations o LEFT JOIN test_clocks c ON c.organization_id = o.id
+    SELECT o.id FROM organizations o
     WHERE EXISTS (SELECT 1 FROM customers cu WHERE cu.organization_id = o.id AND cu.past_due)
        OR EXISTS (
          SELECT 1 FROM invoices i
          WHERE i.organization_id = o.id AND i.type = 'invoice' AND i.status IN ${openStatuses(sql)}
-           AND i.due_date < ((now() + make_interval(secs => coalesce(c.offset_ms, 0) / 1000.0)) AT TIME ZONE 'Europe/Copenhagen')::date)`);
+           AND i.due_date < business_today(o.id))`);
   let changed = 0;
   for (const { id } of orgs) {
     // One organisation that fails is reported and retried on the next sweep; the others go on.
