@@ -6,6 +6,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { freePort } from '../../deploy/local/ports.ts';
 import type { RuntimeInfo } from '../../deploy/local/runtime-file.ts';
+import { createFakturaClient } from '../../clients/typescript/index.ts';
 
 const NODE = 'node_modules/.bin/node';
 const BLOCK_END = '(Ctrl-C stops everything)';
@@ -186,9 +187,21 @@ describe('npm start: the whole stack on one machine', function () {
     assert.match(await payPage.text(), /<label for="code">/);
 
     const org = await createOrg();
-    const discovery = await api('/v1', org.apiKey);
-    assert.equal(discovery.status, 200);
-    assert.equal(((await discovery.json()) as { data: { organizationId: string } }).data.organizationId, org.organizationId);
+    // The /v1 routes through the typed client (clients/typescript), as an integrator calls them.
+    const client = createFakturaClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: org.apiKey });
+    const discovery = await client.GET('/v1');
+    assert.equal(discovery.response.status, 200);
+    assert.equal(discovery.data?.data.organizationId, org.organizationId);
+    const customer = await client.POST('/v1/customers', {
+      params: { header: { 'idempotency-key': 'e2e-stack-customer-1' } },
+      body: { type: 'company', name: 'Kunde A/S', externalReference: 'crm-4711' },
+    });
+    assert.equal(customer.response.status, 201, JSON.stringify(customer.error));
+    const found = await client.GET('/v1/customers', { params: { query: { externalReference: 'crm-4711' } } });
+    assert.deepEqual(found.data?.data.map((c) => c.id), [customer.data?.data.id]);
+    // The document the stack serves names the stack's own address as its server (PUBLIC_API_URL defaults to it).
+    const served = (await (await api('/v1/openapi.json')).json()) as { servers: unknown };
+    assert.deepEqual(served.servers, [{ url: `http://127.0.0.1:${port}`, description: 'This API' }]);
 
     // A client that sent half a request and went quiet does not hold the stop (its connection is cut after a grace).
     const stalled = connect(port, '127.0.0.1');
@@ -215,9 +228,9 @@ describe('npm start: the whole stack on one machine', function () {
     assert.equal(readFileSync(keyFile, 'utf8'), devKey);
     const readyAgain = await api('/readyz');
     assert.equal(readyAgain.status, 200);
-    const discoveryAgain = await api('/v1', org.apiKey);
-    assert.equal(discoveryAgain.status, 200);
-    assert.equal(((await discoveryAgain.json()) as { data: { organizationId: string } }).data.organizationId, org.organizationId);
+    const discoveryAgain = await client.GET('/v1');
+    assert.equal(discoveryAgain.response.status, 200);
+    assert.equal(discoveryAgain.data?.data.organizationId, org.organizationId);
 
     const stoppedAgain = await stopStack(second);
     assert.equal(stoppedAgain.code, 0);

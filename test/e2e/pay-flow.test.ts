@@ -1,14 +1,17 @@
 import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { CHROMIUM_ARGS, findChromium } from '../../activities/pdf/chromium-renderer.ts';
-import { call, createTestOrg, startTestApp, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
+import { createFakturaClient, type FakturaClient } from '../../clients/typescript/index.ts';
+import { createTestOrg, newIdempotencyKey, startTestApp, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
 import { startTestPay, type TestPay } from '../helpers/pay.ts';
 
 /**
  * A person pays an invoice on the hosted page, in a real browser (headless Chromium), at phone width: types the code
  * from the invoice, sees the balance, pays with the test provider (declining once first), and sees the confirmation.
  * The invoice is then paid, by exactly one card payment, although the provider delivered its events with a late
- * failure and a duplicate success, as real providers may.
+ * failure and a duplicate success, as real providers may. The API is called over HTTP with the typed client
+ * (clients/typescript), as an integrator would.
  */
 describe('the hosted pay page in a browser', function () {
   this.timeout(60_000);
@@ -16,14 +19,18 @@ describe('the hosted pay page in a browser', function () {
   let pay: TestPay;
   let browser: Browser;
   let org: TestOrg;
+  let client: FakturaClient;
   let customerId: string;
+  const idempotent = () => ({ 'idempotency-key': newIdempotencyKey() });
 
   before(async () => {
     pay = await startTestPay({ listen: true });
     api = await startTestApp({ payBaseUrl: pay.baseUrl });
+    await api.app.listen({ host: '127.0.0.1', port: 0 });
     browser = await chromium.launch({ executablePath: findChromium(), args: CHROMIUM_ARGS, handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false });
     org = await createTestOrg({ name: 'Bager Hansen ApS' });
-    customerId = (await call(api.app, 'POST', '/v1/customers', { key: org.apiKey, body: { type: 'company', name: 'Kunde A/S' } })).body.data.id;
+    client = createFakturaClient({ baseUrl: `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}`, apiKey: org.apiKey });
+    customerId = (await client.POST('/v1/customers', { params: { header: idempotent() }, body: { type: 'company', name: 'Kunde A/S' } })).data!.data.id;
   });
   after(async () => {
     await browser?.close();
@@ -32,13 +39,14 @@ describe('the hosted pay page in a browser', function () {
   });
 
   async function issuedWithLink(oere: number) {
-    const inv = await call(api.app, 'POST', '/v1/invoices?issue=true', {
-      key: org.apiKey,
+    const inv = await client.POST('/v1/invoices', {
+      params: { query: { issue: true }, header: idempotent() },
       body: { customerId, dueDate: '2031-03-14', lines: [{ description: 'Kagebord', quantity: 1, unitPriceOere: oere, vatRateBps: 0, vatExemptionReason: 'ML13' }] },
     });
-    assert.equal(inv.status, 201, inv.raw);
-    const link = (await call(api.app, 'POST', `/v1/invoices/${inv.body.data.id}/payment-link`, { key: org.apiKey })).body.data;
-    return { id: inv.body.data.id as string, number: inv.body.data.number as number, link };
+    assert.equal(inv.response.status, 201, JSON.stringify(inv.error));
+    const id = inv.data!.data.id;
+    const link = (await client.POST('/v1/invoices/{invoiceId}/payment-link', { params: { path: { invoiceId: id }, header: idempotent() } })).data!.data;
+    return { id, number: inv.data!.data.number as number, link };
   }
 
   const phone = async (locale: string): Promise<Page> => {
@@ -103,8 +111,11 @@ describe('the hosted pay page in a browser', function () {
     assert.ok(box && box.height >= 44 && box.width >= 300, JSON.stringify(box));
 
     // Part of it is paid by bank transfer meanwhile: the checkout is for the balance when the person clicks.
-    const today = (await call(api.app, 'GET', `/v1/invoices/${inv.id}`, { key: org.apiKey })).body.data.issueDate;
-    await call(api.app, 'POST', `/v1/invoices/${inv.id}/payments`, { key: org.apiKey, body: { amountOere: 234_567, paymentDate: today } });
+    const today = (await client.GET('/v1/invoices/{invoiceId}', { params: { path: { invoiceId: inv.id } } })).data!.data.issueDate!;
+    await client.POST('/v1/invoices/{invoiceId}/payments', {
+      params: { path: { invoiceId: inv.id }, header: idempotent() },
+      body: { amountOere: 234_567, paymentDate: today },
+    });
     await page.getByRole('button', { name: 'Betal med kort' }).click();
     await page.waitForURL(/\/test-provider\/checkout\//);
     assert.equal(await page.getByTestId('provider-amount').innerText(), '10.000,00 kr.');
@@ -123,10 +134,10 @@ describe('the hosted pay page in a browser', function () {
 
     // The invoice is paid, by the bank transfer and exactly one card payment.
     await pay.provider.idle();
-    const invoice = (await call(api.app, 'GET', `/v1/invoices/${inv.id}`, { key: org.apiKey })).body.data;
+    const invoice = (await client.GET('/v1/invoices/{invoiceId}', { params: { path: { invoiceId: inv.id } } })).data!.data;
     assert.deepEqual([invoice.status, invoice.paidOere, invoice.balanceOere], ['paid', 1_234_567, 0]);
-    const payments = (await call(api.app, 'GET', `/v1/invoices/${inv.id}/payments`, { key: org.apiKey })).body.data;
-    assert.deepEqual(payments.map((p: { source: string; amountOere: number; outcome: string }) => [p.source, p.amountOere, p.outcome]), [
+    const payments = (await client.GET('/v1/invoices/{invoiceId}/payments', { params: { path: { invoiceId: inv.id } } })).data!.data;
+    assert.deepEqual(payments.map((p) => [p.source, p.amountOere, p.outcome]), [
       ['card', 1_000_000, 'paid_in_full'],
       ['manual', 234_567, 'partial'],
     ]);
@@ -166,8 +177,8 @@ describe('the hosted pay page in a browser', function () {
     await page.getByRole('button', { name: 'Godkend betaling' }).click();
     await page.waitForURL(/\/return\?session=/);
     assert.equal(await page.getByRole('heading', { level: 1 }).innerText(), 'Tak for din betaling');
-    const payments = (await call(api.app, 'GET', `/v1/invoices/${inv.id}/payments`, { key: org.apiKey })).body.data;
-    assert.deepEqual(payments.map((p: { source: string; amountOere: number }) => [p.source, p.amountOere]), [['mobilepay', 50_000]]);
+    const payments = (await client.GET('/v1/invoices/{invoiceId}/payments', { params: { path: { invoiceId: inv.id } } })).data!.data;
+    assert.deepEqual(payments.map((p) => [p.source, p.amountOere]), [['mobilepay', 50_000]]);
     await page.context().close();
   });
 });
