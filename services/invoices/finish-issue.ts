@@ -126,12 +126,3 @@ export async function findPendingIssue(
     FROM invoice_issues WHERE organization_id = ${organizationId} AND idempotency_key = ${key}`;
   return row ? { invoiceId: row.invoice_id, requestHash: row.request_hash, ageMs: row.age_ms } : undefined;
 }
-
-/** Reservations older than `olderThanMs`: their request died or lost its renderer, so the workflows process finishes them. */
-export async function findStaleIssues(db: Db, olderThanMs: number, limit = 100): Promise<string[]> {
-  const rows = await db.read((sql) => sql<{ invoice_id: string }[]>`
-    SELECT invoice_id FROM invoice_issues
-    WHERE reserved_at < now() - make_interval(secs => ${olderThanMs / 1000})
-    ORDER BY reserved_at LIMIT ${limit}`);
-  return rows.map((r) => r.invoice_id);
-}

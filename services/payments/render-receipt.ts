@@ -38,16 +38,3 @@ export async function renderPaymentReceipt(deps: RenderReceiptDeps, paymentId: s
     return { status: updated.length === 1 ? 'rendered' : 'exists' };
   });
 }
-
-/**
- * Receipts requested longer than `olderThanMs` ago and still not rendered: their hand-off to the engine was lost
- * (the process died after commit, Restate was unreachable). Oldest first.
- */
-export async function findPendingReceipts(db: Db, olderThanMs: number, limit = 500): Promise<string[]> {
-  const rows = await db.read((sql) => sql<{ payment_id: string }[]>`
-    SELECT payment_id FROM payment_receipts
-    WHERE document_sha256 IS NULL AND requested_at < now() - make_interval(secs => ${olderThanMs / 1000})
-    ORDER BY requested_at
-    LIMIT ${limit}`);
-  return rows.map((r) => r.payment_id);
-}

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { finishIssue, findStaleIssues } from '../../services/invoices/finish-issue.ts';
+import { finishIssue } from '../../services/invoices/finish-issue.ts';
+import { dueWakes } from '../../services/clock/wake-index.ts';
 import { createPostgresDocumentStore } from '../../services/documents/postgres-document-store.ts';
 import { call, createTestOrg, newIdempotencyKey, startTestApp, TEST_MASTER_KEY, testDb, testRenderer, type TestApp, type TestOrg } from '../helpers/context.ts';
 
@@ -117,7 +118,8 @@ describe('issuing survives a killed process', () => {
     const { org, victim } = await setUp();
     const key = newIdempotencyKey();
     await issueAndKill(org, victim, key, 'render');
-    const stale = await findStaleIssues(testDb().db, 0);
+    // The reservation is listed in the wake index, where the housekeeping loop finds it once it is overdue.
+    const stale = (await dueWakes(testDb().db, org.organizationId, null, 100)).filter((w) => w.service === 'InvoiceIssue').map((w) => w.key);
     assert.ok(stale.includes(victim));
     const deps = { db: testDb().db, keyring: testDb().keyring, pdf: testRenderer(), documents: createPostgresDocumentStore(), mailDomain: 'faktura.invalid' };
     // Two finishers at once (a sweep and a late retry, say): one commits, the other finds the work done.

@@ -125,17 +125,19 @@ export async function startScenario(opts: { orgName?: string } = {}): Promise<Sc
   const today = async () => ok(await req('GET', '/v1/test-clock'), 200, 'read the test clock').body.data.today as string;
   const invoice = async (id: string) => ok(await req('GET', `/v1/invoices/${id}`), 200, 'read the invoice').body.data as Invoice;
 
+  const customer = async (body?: Record<string, unknown>) => {
+    const res = await req('POST', '/v1/customers', body ?? { type: 'company', name: 'Kunde A/S', cvr: '87654321', email: 'bogholderi@kunde.dk' });
+    return ok(res, 201, 'create the customer').body.data.id as string;
+  };
+
   return {
     org,
     api: app,
     restate,
     mailDir,
-    async customer(body) {
-      const res = await req('POST', '/v1/customers', body ?? { type: 'company', name: 'Kunde A/S', cvr: '87654321', email: 'bogholderi@kunde.dk' });
-      return ok(res, 201, 'create the customer').body.data.id as string;
-    },
+    customer,
     async issue(o = {}) {
-      const customerId = o.customerId ?? (await this.customer());
+      const customerId = o.customerId ?? (await customer());
       const body = {
         customerId,
         lines: o.lines ?? DEFAULT_LINES,
