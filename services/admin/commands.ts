@@ -7,6 +7,7 @@ import { listApiKeys, type ApiKeySummary } from '../organizations/list-api-keys.
 import type { SellerDetails } from '../organizations/organization-fields.ts';
 import { revokeApiKey } from '../organizations/revoke-api-key.ts';
 import { updateOrganization, type UpdateOrganizationInput } from '../organizations/update-organization.ts';
+import { parkedWorkCommand, retryWorkCommand } from './work-commands.ts';
 
 /**
  * The operator command's sub-commands. Each validates its flags before the database is opened, so a wrong command
@@ -277,6 +278,8 @@ export const COMMANDS: ReadonlyMap<string, Command> = new Map([
   ['revoke-key', revokeKey],
   ['list-keys', listKeys],
   ['update-org', updateOrg],
+  ['parked-work', parkedWorkCommand],
+  ['retry-work', retryWorkCommand],
 ]);
 
 export const SELLER_DETAILS_USAGE =

@@ -89,3 +89,15 @@ export async function parkedWork(
     WHERE parked_at IS NOT NULL ORDER BY parked_at DESC LIMIT ${limit}`);
   return rows.map((r) => ({ service: r.service, key: r.key, handler: r.handler, organizationId: r.organization_id, parkedAt: r.parked_at.toISOString(), lastError: r.last_error }));
 }
+
+/**
+ * An operator's retry of parked work: the row is un-parked and due now, so the housekeeping loop pokes it within a
+ * minute (or at once with the organisation's next clock advance). Returns false when no such row is parked.
+ */
+export async function retryParkedWork(sql: Queryable, target: { service: string; key: string }): Promise<boolean> {
+  const rows = await sql`
+    UPDATE wake_index SET parked_at = NULL, last_error = NULL, due_at = now()
+    WHERE service = ${target.service} AND key = ${target.key} AND parked_at IS NOT NULL
+    RETURNING 1`;
+  return rows.length > 0;
+}
