@@ -128,7 +128,14 @@ export const Invoice = Type.Object(
     createdAt: DateTimeString,
     updatedAt: DateTimeString,
     issuedAt: Nullable(DateTimeString),
-    sentAt: Nullable(DateTimeString),
+    sentAt: Nullable(
+      Type.String({
+        format: 'date-time',
+        description:
+          'When the service took the invoice for sending by e-mail (`meta.send.status` "sent"); null before, and again after ' +
+          'that mail finally failed (the timeline says why)',
+      }),
+    ),
   },
   { title: 'Invoice' },
 );

@@ -94,7 +94,8 @@ export async function recordInvoiceMail(deps: Pick<InvoiceMailDeps, 'db'>, invoi
       UPDATE invoice_sends SET status = ${status}, sent_at = now(), attempts = attempts + 1, last_error = NULL
       WHERE organization_id = ${org} AND invoice_id = ${invoiceId} AND status = 'queued' RETURNING 1`;
     if (!updated) return;
-    await tx`UPDATE invoices SET sent_at = now(), updated_at = now() WHERE organization_id = ${org} AND id = ${invoiceId}`;
+    // sentAt was set when the send was taken (requestInvoiceSend); a send queued before that rule gets it here.
+    await tx`UPDATE invoices SET sent_at = coalesce(sent_at, now()), updated_at = now() WHERE organization_id = ${org} AND id = ${invoiceId}`;
     await recordTimeline(tx, org, invoiceId, 'sent', { messageId: attempt.messageId });
     if (attempt.accepted) await recordTimeline(tx, org, invoiceId, 'delivered', { response: attempt.response });
     await recordEvent(tx, {
@@ -117,10 +118,15 @@ export async function recordFailure(
   smtpCode?: number,
 ): Promise<DeliveryOutcome> {
   await deps.db.tx(async (tx) => {
+    // The invoice first, as a send request and recordInvoiceMail take them, since its sentAt changes too.
+    await tx`SELECT 1 FROM invoices WHERE organization_id = ${organizationId} AND id = ${invoiceId} FOR UPDATE`;
     const [updated] = await tx`
       UPDATE invoice_sends SET status = 'failed', failure_code = ${code}, attempts = attempts + 1, last_error = ${reason.slice(0, 500)}
       WHERE invoice_id = ${invoiceId} AND status = 'queued' RETURNING 1`;
-    if (updated) await recordTimeline(tx, organizationId, invoiceId, 'send_failed', { code, ...(smtpCode ? { smtpCode } : {}) });
+    if (!updated) return;
+    // The invoice was not sent after all: sentAt, set when the send was taken, goes back to null until a new send.
+    await tx`UPDATE invoices SET sent_at = NULL, updated_at = now() WHERE organization_id = ${organizationId} AND id = ${invoiceId}`;
+    await recordTimeline(tx, organizationId, invoiceId, 'send_failed', { code, ...(smtpCode ? { smtpCode } : {}) });
   });
   return { status: 'failed', code };
 }

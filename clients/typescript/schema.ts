@@ -243,7 +243,7 @@ export interface paths {
         put?: never;
         /**
          * Create an invoice (draft), optionally issuing it in the same call
-         * @description Give `customerId` or an inline `customer` (never both): an inline customer is found by externalReference, then cvr, then email, or created (creating one also needs the customers:write scope); an existing customer is never overwritten. `issue=true` assigns the next number and locks the PDF atomically with the creation.
+         * @description Give `customerId` or an inline `customer` (never both): an inline customer is found by externalReference, then cvr, then email, or created (creating one also needs the customers:write scope); an existing customer is never overwritten. `issue=true` assigns the next number and locks the PDF atomically with the creation; it needs the organisation's name, street, postal code, city and CVR (422 seller_details_incomplete, each missing field in `details`, nothing created).
          *
          *     Requires scope `invoices:write`.
          */
@@ -295,7 +295,7 @@ export interface paths {
         put?: never;
         /**
          * Issue a draft: next number and a locked PDF, atomically
-         * @description Optional `issueDate` (default: today in Europe/Copenhagen) and `dueDate` (default: the draft's, else issue date + payment terms).
+         * @description Optional `issueDate` (default: today in Europe/Copenhagen) and `dueDate` (default: the draft's, else issue date + payment terms). Needs the organisation's name, street, postal code, city and CVR: without them 422 seller_details_incomplete, each missing field in `details` (`/seller/street`, …), and no number is used.
          *
          *     Requires scope `invoices:write`.
          */
@@ -317,7 +317,7 @@ export interface paths {
         put?: never;
         /**
          * E-mail the invoice with its PDF
-         * @description The mail goes out after the call, from a durable workflow that retries transient mail-server failures. `meta.send` is `{status: "sent"}` (taken for delivery; the timeline shows sent, delivered or send_failed) or `{status: "failed", code: "customer_email_missing"}`; the invoice stays issued either way. A second send does not mail again.
+         * @description The mail goes out after the call, from a durable workflow that retries transient mail-server failures. `meta.send` is `{status: "sent"}` (taken for delivery, and `data.sentAt` is that moment; the timeline shows sent, delivered or send_failed, which clears `sentAt` again) or `{status: "failed", code: "customer_email_missing"}`; the invoice stays issued either way. A second send does not mail again.
          *
          *     Requires scope `invoices:write`.
          */
@@ -381,7 +381,7 @@ export interface paths {
         put?: never;
         /**
          * Credit an issued invoice in full
-         * @description Creates, numbers and PDF-locks a credit note in the same call. Once per invoice; not for drafts or invoices in collections (422 invoice_not_creditable).
+         * @description Creates, numbers and PDF-locks a credit note in the same call. Once per invoice; not for drafts or invoices in collections (422 invoice_not_creditable). Needs the seller details an issue needs (422 seller_details_incomplete).
          *
          *     Requires scope `invoices:write`.
          */

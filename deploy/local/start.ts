@@ -346,7 +346,8 @@ async function main(): Promise<number> {
         `  Docs       ${parts.api.url}/docs`,
         `  Pay page   ${parts.pay.baseUrl}/`,
         `  Restate UI ${restateAdminUrl}/ui/`,
-        `  Get a key  ${adminPrefix}npm run admin -- create-org --name "My Company" --sandbox --json`,
+        // With the seller details every invoice must show (issuing refuses without them: seller_details_incomplete).
+        `  Get a key  ${adminPrefix}npm run admin -- create-org --name "My Company" --cvr 12345678 --street "Nørregade 1" --postal-code 8000 --city "Aarhus C" --sandbox --json`,
         ...(master.source === 'development-file' ? [`  Key        development key in ${master.path} (set DATA_ENCRYPTION_KEY in production)`] : []),
         `  Data       ${dataDir}   (Ctrl-C stops everything)`,
       ].join('\n'),

@@ -189,7 +189,7 @@ export async function mutate(
       outcome = await mutationTransaction(db, keyring, { org, key, hash, lockId }, useCase);
     } catch (err) {
       if (err instanceof LostRace && attempt < 3) continue;
-      if (err instanceof DomainError && STORED_REJECTIONS.has(err.status) && !err.code.startsWith('idempotency_')) {
+      if (err instanceof DomainError && STORED_REJECTIONS.has(err.status) && !err.code.startsWith('idempotency_') && !CONFIGURATION_REFUSALS.has(err.code)) {
         // The use case may have been refused *because* a concurrent request with this key just committed its
         // effect (its snapshot predated that commit). Then the caller gets that request's response, not ours.
         const stored = (await storeError(deps, req, hash, err)) ?? undefined;
@@ -231,6 +231,12 @@ export async function mutate(
 
 /** Business rejections that become part of a key's history; 400s never do (they do not consume the key). */
 const STORED_REJECTIONS = new Set([404, 409, 422]);
+
+/**
+ * Refusals owed to the organisation's configuration rather than to the request: like a 400 they do not consume the
+ * key, so the same request with the same key goes through once the operator has fixed the configuration.
+ */
+const CONFIGURATION_REFUSALS: ReadonlySet<string> = new Set(['seller_details_incomplete']);
 
 /**
  * A business rejection is part of the key's history too: retrying the same request replays it. It has no effect

@@ -8,6 +8,7 @@ import { findInvoiceRow, getInvoiceOrThrow, loadLines } from './invoice-queries.
 import { loadBuyer, loadSeller } from './document-parties.ts';
 import { documentView, takeNextNumber, type IssueDeps } from './issue-invoice.ts';
 import { recordTimeline } from './record-timeline.ts';
+import { assertSellerDetailsComplete } from '../organizations/seller-details.ts';
 import { isIssued } from './invoice-lifecycle.ts';
 
 const notCreditable = (why: string) => new DomainError('invoice_not_creditable', why);
@@ -45,6 +46,8 @@ export async function creditInvoice(
   if (existing) throw notCreditable('This invoice has already been credited.');
 
   const seller = await loadSeller(sql, organizationId);
+  // As for an issue: checked before the number is taken.
+  assertSellerDetailsComplete(seller);
   const buyer = await loadBuyer(sql, deps.keyring, organizationId, original.customer_id);
   const issueDate = await deps.clock.today(organizationId);
   const lines = (await loadLines(sql, [invoiceId])).get(invoiceId) ?? [];

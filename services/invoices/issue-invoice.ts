@@ -10,6 +10,7 @@ import { computeTotals } from './invoice-totals.ts';
 import { loadBuyer, loadSeller, printedBuyer, printedSeller, type BuyerSnapshot, type SellerSnapshot } from './document-parties.ts';
 import type { ExemptionReason, InvoiceDocumentView } from './invoice-document.ts';
 import { notEditable } from './replace-invoice.ts';
+import { assertSellerDetailsComplete } from '../organizations/seller-details.ts';
 import { openStatuses, transitionInvoice } from './invoice-lifecycle.ts';
 
 export interface IssueDeps {
@@ -137,6 +138,8 @@ export async function reserveIssue(
   if (!row) throw notFound('invoice_not_found', 'invoice');
   if (row.status !== 'draft' || row.type !== 'invoice') throw notEditable();
   const seller = await loadSeller(sql, organizationId);
+  // A guard before the number is taken: a refusal uses no number, and its transaction leaves nothing behind.
+  assertSellerDetailsComplete(seller);
   const buyer = await loadBuyer(sql, deps.keyring, organizationId, row.customer_id);
   const issueDate = body.issueDate ?? (await deps.clock.today(organizationId));
   const dueDate = body.dueDate ?? row.due_date ?? addDays(issueDate, row.payment_terms_days ?? seller.defaultPaymentTermsDays);

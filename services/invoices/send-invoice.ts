@@ -19,8 +19,10 @@ export interface InvoiceMailDispatch {
  *
  * The mail itself goes out after commit, from a durable workflow that retries transient SMTP failures, so a mail
  * failure can never roll back an issue. `{status: "sent"}` therefore means the service has taken the mail for
- * delivery; the timeline then shows `sent` (handed to the mail server), `delivered` or `send_failed`. Without an
- * address the answer is `{status: "failed", code: "customer_email_missing"}` at once. A send of an invoice already
+ * delivery, and the invoice's `sentAt` is set to that moment in the same transaction, so the answer's `data.sentAt`
+ * agrees with its `meta.send`; the timeline then shows `sent` (handed to the mail server), `delivered` or
+ * `send_failed` (which clears `sentAt` again). Without an address the answer is
+ * `{status: "failed", code: "customer_email_missing"}` at once and `sentAt` stays null. A send of an invoice already
  * sent does not mail again; it answers as the first did. After a failed send a new send tries again.
  */
 export async function requestInvoiceSend(
@@ -59,5 +61,6 @@ export async function requestInvoiceSend(
       SET status = 'queued', failure_code = NULL, last_error = NULL, requested_at = now(),
           message_id = ${`${invoiceId}.invoice.${Date.now()}@${mailDomain}`}
       WHERE invoice_sends.organization_id = ${organizationId}`;
+  await sql`UPDATE invoices SET sent_at = now(), updated_at = now() WHERE organization_id = ${organizationId} AND id = ${invoiceId}`;
   return { send: { status: 'sent' }, dispatch: true };
 }

@@ -158,8 +158,9 @@ export async function prepare(url: string, keyring: Keyring, count: number, pool
     // C0's customers go to a copy of the table (same columns, checks and indexes; no foreign keys), so that they
     // never become the newest rows the list and S50 page through, nor rows the app would try to decrypt.
     await db.sql.unsafe(`CREATE TABLE ${BENCH_CUSTOMERS_TABLE} (LIKE customers INCLUDING ALL)`);
-    const org = await db.tx((tx) => createOrganization(tx, { name: 'Bench ApS', cvr: '12345678', sandbox: true }));
-    const floorOrg = await db.tx((tx) => createOrganization(tx, { name: 'Bench Floor ApS', sandbox: true }));
+    const seller = { cvr: '12345678', street: 'Nørregade 1', postalCode: '8000', city: 'Aarhus C' };
+    const org = await db.tx((tx) => createOrganization(tx, { name: 'Bench ApS', ...seller, sandbox: true }));
+    const floorOrg = await db.tx((tx) => createOrganization(tx, { name: 'Bench Floor ApS', ...seller, sandbox: true }));
     const customerIds: string[] = new Array<string>(count);
     let next = 0;
     const worker = async () => {

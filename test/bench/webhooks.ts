@@ -121,7 +121,7 @@ export async function benchWebhooks(
     /** A fresh organisation with one endpoint per receiver, all subscribed to invoice.sent. */
     const organisation = async (name: string) => {
       // Live organisations, as in production: their business time is real time and costs no query.
-      const org = await db.tx((tx) => createOrganization(tx, { name, cvr: '12345678', sandbox: false }));
+      const org = await db.tx((tx) => createOrganization(tx, { name, cvr: '12345678', street: 'Nørregade 1', postalCode: '8000', city: 'Aarhus C', sandbox: false }));
       for (const r of receivers) {
         await db.sql`
           INSERT INTO webhook_endpoints (id, organization_id, url, event_types, secret_enc)

@@ -86,7 +86,10 @@ describe('npm start: the whole stack on one machine', function () {
 
   function createOrg(): Promise<{ organizationId: string; apiKey: string }> {
     return new Promise((resolve, reject) => {
-      const cli = spawn(NODE, ['services/admin/cli.ts', 'create-org', '--name', 'Stack Test ApS', '--sandbox', '--json'], {
+      const cli = spawn(NODE, [
+        'services/admin/cli.ts', 'create-org', '--name', 'Stack Test ApS', '--cvr', '12345678', '--street', 'Testvej 1', '--postal-code', '8000',
+        '--city', 'Aarhus C', '--sandbox', '--json',
+      ], {
         env: env(),
         stdio: ['ignore', 'pipe', 'pipe'],
       });
@@ -138,7 +141,11 @@ describe('npm start: the whole stack on one machine', function () {
     const runtime = readRuntime();
     assert.equal(lines[3], `  Pay page   http://127.0.0.1:${runtime.ports.pay}/`);
     assert.equal(lines[4], `  Restate UI http://127.0.0.1:${runtime.ports.restateAdmin}/ui/`);
-    assert.equal(lines[5], `  Get a key  DATA_DIR=${JSON.stringify(dataDir)} npm run admin -- create-org --name "My Company" --sandbox --json`);
+    assert.equal(
+      lines[5],
+      `  Get a key  DATA_DIR=${JSON.stringify(dataDir)} npm run admin -- create-org --name "My Company" --cvr 12345678 --street "Nørregade 1" ` +
+        '--postal-code 8000 --city "Aarhus C" --sandbox --json',
+    );
     assert.equal(lines[6], `  Key        development key in ${join(dataDir, 'secrets', 'encryption.key')} (set DATA_ENCRYPTION_KEY in production)`);
     assert.equal(lines[7], `  Data       ${dataDir}   ${BLOCK_END}`);
     assert.equal(first.stderr(), '');

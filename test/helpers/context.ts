@@ -93,7 +93,10 @@ let orgCounter = 0;
 export async function createTestOrg(input: Partial<CreateOrganizationInput> = {}): Promise<TestOrg> {
   const { db } = testDb();
   const org = await db.tx((tx) =>
-    createOrganization(tx, { name: `Test Org ${++orgCounter}`, cvr: '12345678', sandbox: true, ...input }),
+    // With the seller details every invoice and credit note must show (issuing refuses without them).
+    createOrganization(tx, {
+      name: `Test Org ${++orgCounter}`, cvr: '12345678', street: 'Testvej 1', postalCode: '8000', city: 'Aarhus C', sandbox: true, ...input,
+    }),
   );
   return { organizationId: org.organizationId, apiKey: org.apiKey, keyId: org.keyId };
 }
