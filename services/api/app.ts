@@ -11,6 +11,7 @@ import type { Wakeups } from '../clock/wakeups.ts';
 import type { Resolver } from '../webhooks/url-policy.ts';
 import { trackingRoutes } from './routes/tracking.ts';
 import { DomainError } from '../shared/errors.ts';
+import { redactRequestUrl, RouteWords, type RouteHint } from '../shared/log-redaction.ts';
 import { clientErrorHandler, findNul, frameworkErrorHandler, registerErrorHandling } from './plugins/errors.ts';
 import { registerJsonBody } from './plugins/json-body.ts';
 import { ApiKeyCache, createAuthenticate } from './plugins/auth.ts';
@@ -80,32 +81,25 @@ declare module 'fastify' {
 const LOGGABLE_QUERY = new Set(['limit', 'active', 'status', 'issue', 'send', 'type', 'standard']);
 
 /**
- * The request line as logged. Parameter names are decoded before they are judged, so `?e%6Dail=` is masked like
- * `?email=`; only values of known harmless parameters are kept.
+ * The request line as logged (services/shared/log-redaction.ts): only values of known harmless query parameters are
+ * kept, and, given the route, path segments that are neither UUIDs nor fixed words of the route are masked.
  */
-export function redactUrl(url: string): string {
-  const q = url.indexOf('?');
-  if (q < 0) return url;
-  let params: URLSearchParams;
-  try {
-    params = new URLSearchParams(url.slice(q + 1));
-  } catch {
-    return `${url.slice(0, q)}?[redacted]`;
-  }
-  const parts: string[] = [];
-  for (const [name, value] of params) {
-    parts.push(`${encodeURIComponent(name)}=${LOGGABLE_QUERY.has(name) ? encodeURIComponent(value) : '[redacted]'}`);
-  }
-  return `${url.slice(0, q)}?${parts.join('&')}`;
+export function redactUrl(url: string, hint?: RouteHint): string {
+  return redactRequestUrl(url, { keep: LOGGABLE_QUERY }, hint);
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const routeWords = new RouteWords();
   const loggerOpts: FastifyServerOptions['logger'] = {
     level: deps.config.logLevel,
     ...(deps.logStream ? { stream: deps.logStream } : {}),
     // Bodies are never logged; headers are not either (they carry keys). Only the masked request line.
     serializers: {
-      req: (req: { method: string; url: string; id: string }) => ({ method: req.method, url: redactUrl(req.url), id: req.id }),
+      req: (req: { method: string; url: string; id: string; routeOptions?: { url?: string } }) => ({
+        method: req.method,
+        url: redactUrl(req.url, { route: req.routeOptions?.url, words: routeWords }),
+        id: req.id,
+      }),
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
     },
   };
@@ -127,6 +121,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   app.setValidatorCompiler(createValidatorCompiler());
+  // The fixed words of every route, for masking the path of a request no route matched.
+  app.addHook('onRoute', (route) => routeWords.add(route.url));
   app.decorateRequest('idempotencyKey', undefined);
 
   registerJsonBody(app);

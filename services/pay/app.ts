@@ -3,6 +3,7 @@ import { randomBytesPooled } from '../shared/crypto.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Db } from '../shared/db.ts';
 import { DomainError } from '../shared/errors.ts';
+import { redactRequestUrl, RouteWords, type QueryRules, type RouteHint } from '../shared/log-redaction.ts';
 import { normalizePaymentCode } from '../payments/payment-links.ts';
 import { checkoutStatus, loadPayView, startCheckout, type PayView } from '../payments/checkout.ts';
 import { handleProviderEvent, UnknownCheckoutSession, type HandledEvent } from '../payments/handle-provider-event.ts';
@@ -51,15 +52,26 @@ const FORM_BODY_LIMIT = 4 * 1024;
 /** Seconds between reloads of the return page while the provider's confirmation is on its way. */
 const PROCESSING_REFRESH_S = 2;
 
-/** Paths carry capabilities (link references, checkout tokens): logs never show them. */
-export function redactPayUrl(url: string): string {
-  return url
-    .replace(/\/p\/[^/?#]+/, '/p/[reference]')
-    .replace(/\/checkout\/[^/?#]+/, '/checkout/[token]')
-    .replace(/([?&]session=)[^&]+/, '$1[session]');
+/** Query parameters whose values are harmless; every other value (a code, an e-mail, the session…) is masked. */
+const PAY_QUERY: QueryRules = { keep: new Set(['lang', 'declined']), placeholders: { session: '[session]' } };
+
+/**
+ * Paths carry capabilities (link references, checkout tokens) and people type codes or addresses into them: logs
+ * show neither (services/shared/log-redaction.ts). Given the route, parameters that are not UUIDs show by their
+ * name (`/p/[reference]`) and unmatched paths keep only the service's fixed words; query values are masked as the
+ * API masks them. Without a route, references and checkout tokens are masked where they stand.
+ */
+export function redactPayUrl(url: string, hint?: RouteHint): string {
+  if (hint?.route || hint?.words) return redactRequestUrl(url, PAY_QUERY, hint);
+  const q = url.indexOf('?');
+  const path = (q < 0 ? url : url.slice(0, q))
+    .replace(/\/p\/[^/]+/, '/p/[reference]')
+    .replace(/\/checkout\/[^/]+/, '/checkout/[token]');
+  return redactRequestUrl(`${path}${q < 0 ? '' : url.slice(q)}`, PAY_QUERY);
 }
 
 export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
+  const routeWords = new RouteWords();
   const base = deps.payBaseUrl.replace(/\/+$/, '');
   // Requests Fastify refuses before routing (a path that cannot be decoded) are answered like any other: set below,
   // once the pages and the callback envelope exist.
@@ -70,7 +82,11 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
       level: deps.logLevel,
       ...(deps.logStream ? { stream: deps.logStream } : {}),
       serializers: {
-        req: (req: { method: string; url: string; id: string }) => ({ method: req.method, url: redactPayUrl(req.url), id: req.id }),
+        req: (req: { method: string; url: string; id: string; routeOptions?: { url?: string } }) => ({
+          method: req.method,
+          url: redactPayUrl(req.url, { route: req.routeOptions?.url, words: routeWords }),
+          id: req.id,
+        }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
       },
     },
@@ -81,6 +97,8 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 8192 },
   });
+  // The fixed words of every route, for masking the path of a request no route matched.
+  app.addHook('onRoute', (route) => routeWords.add(route.url));
   const limiter = new LookupLimiter(deps.lookupLimits, deps.limiterClock);
   const csp = [
     "default-src 'none'",
