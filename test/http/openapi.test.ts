@@ -170,7 +170,26 @@ describe('OpenAPI document and docs page', () => {
     this.timeout(60_000);
     const files = await generateClientFiles();
     for (const [name, content] of Object.entries(files)) {
-      assert.ok(readFileSync(join(CLIENT_DIR, name), 'utf8') === content, `clients/typescript/${name} is stale: run npm run openapi and commit the result`);
+      const committed = readFileSync(join(CLIENT_DIR, name), 'utf8');
+      if (committed === content) continue;
+      const [was, now] = [committed.split('\n'), content.split('\n')];
+      const line = was.findIndex((l, i) => l !== now[i]);
+      assert.fail(
+        `clients/typescript/${name} is stale: run npm run openapi and commit the result. First difference, line ${line + 1}:\n` +
+          `  committed: ${was[line]?.trim()}\n  now:       ${now[line]?.trim()}`,
+      );
+    }
+  });
+
+  it('refuses to build a document in which two different schemas carry the same title', async () => {
+    const clash = await startTestApp({
+      extraRoutes: (app) =>
+        app.get('/v1/clash', { config: { scope: 'customers:read' }, schema: { response: { 200: { type: 'object', title: 'Customer', properties: {} } } } }, async () => ({})),
+    });
+    try {
+      assert.throws(() => clash.app.swagger(), /two different schemas are named Customer/);
+    } finally {
+      await clash.close();
     }
   });
 
