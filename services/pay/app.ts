@@ -97,8 +97,9 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 8192 },
   });
-  // The fixed words of every route, for masking the path of a request no route matched.
+  // The fixed words of every route, for masking the path of a request no route matched; the provider's name is one.
   app.addHook('onRoute', (route) => routeWords.add(route.url));
+  routeWords.add(`/callbacks/${deps.provider.name}`);
   const limiter = new LookupLimiter(deps.lookupLimits, deps.limiterClock);
   const csp = [
     "default-src 'none'",

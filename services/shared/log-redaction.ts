@@ -3,8 +3,8 @@
  * capabilities (an e-mail typed into a path, a payment code, a link reference, a tracking token), so:
  *
  * - Path segments are kept only when they are ids (UUIDs) or fixed words of the route. With the matched route
- *   pattern (Fastify's `request.routeOptions.url`) each parameter that is not a UUID is shown by its name
- *   (`/p/:reference` logs `/p/[reference]`); without one (no route matched) every segment that is neither a UUID
+ *   pattern (Fastify's `request.routeOptions.url`) each parameter that is neither a UUID nor one of those words is
+ *   shown by its name (`/p/:reference` logs `/p/[reference]`); without one (no route matched) every segment that is neither a UUID
  *   nor a word of one of the service's routes is `[redacted]`.
  * - Query values are kept only for names the service lists as harmless (`limit`, `lang`, …); every other value is
  *   `[redacted]` (or a placeholder of the service's choosing). Names are judged decoded, so `?e%6Dail=` is masked
@@ -76,7 +76,10 @@ export function redactPath(path: string, hint: RouteHint = {}): string {
       out.push(...segments.slice(i).map((s) => maskSegment(s, words)));
       break;
     }
-    if (p.includes(':')) out.push(isUuid(segment) ? segment : `[${/:([A-Za-z0-9_]+)/.exec(p)?.[1] ?? 'param'}]`);
+    if (p.includes(':')) {
+      // A parameter is shown when it is an id or one of the service's fixed words (a provider's name), else by name.
+      out.push(isUuid(segment) || words?.has(decoded(segment)) ? segment : `[${/:([A-Za-z0-9_]+)/.exec(p)?.[1] ?? 'param'}]`);
+    }
     else out.push(segment === p ? segment : maskSegment(segment, words));
   }
   return out.join('/');

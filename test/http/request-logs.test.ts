@@ -47,6 +47,8 @@ describe('request logs', () => {
     assert.equal(returned.url, '/p/[reference]/return?session=[session]');
     const token = await payGet('/test-provider/checkout/eyJ.abc?declined=1');
     assert.equal(token.url, '/test-provider/checkout/[token]?declined=1');
+    const callback = await pay.app.inject({ method: 'POST', url: '/callbacks/kunde@example.dk', payload: {} });
+    assert.equal(loggedUrl(pay.logs(), String(callback.headers['request-id'])), '/callbacks/[provider]');
     const mail = await payGet('/p/kunde@example.dk/nothing-here');
     assert.equal(mail.url, '/p/[redacted]/[redacted]');
     const logs = pay.logs();
@@ -77,6 +79,8 @@ describe('request logs', () => {
     assert.equal(redactPath(`/v1/invoices/${UUID}/pdf`, { route: '/v1/invoices/:invoiceId/pdf', words }), `/v1/invoices/${UUID}/pdf`);
     assert.equal(redactPath('/v1/invoices/x@y.dk/pdf/', { route: '/v1/invoices/:invoiceId/pdf', words }), '/v1/invoices/[invoiceId]/pdf/');
     assert.equal(redactPath('/v1/invoice/x@y.dk', { words }), '/v1/[redacted]/[redacted]');
+    // A parameter whose value is one of the service's fixed words (a provider's name) is shown.
+    assert.equal(redactPath('/v1/invoices/pdf/pdf', { route: '/v1/invoices/:invoiceId/pdf', words }), '/v1/invoices/pdf/pdf');
     assert.equal(redactPath(`/V1/${UUID.toUpperCase()}/pdf`, { words }), `/[redacted]/${UUID.toUpperCase()}/pdf`);
     assert.equal(redactRequestUrl('/a?limit=5&code=X&code=Y', { keep: new Set(['limit']) }), '/a?limit=5&code=[redacted]&code=[redacted]');
     assert.equal(redactRequestUrl('/a?session=abc', { keep: new Set(), placeholders: { session: '[session]' } }), '/a?session=[session]');
