@@ -52,6 +52,7 @@ export const ErrorStatus = {
   credit_note_not_payable: 422,
   payment_date_in_future: 422,
   seller_details_incomplete: 422,
+  invalid_reminder_settings: 422,
   rate_limited: 429,
   internal_error: 500,
   service_unavailable: 503,

@@ -762,6 +762,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/reminder-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organisation’s reminder settings
+         * @description The settings in force, defaults filled in for an organisation that has set none: 3 reminders at the statutory fee (`feeOere` null, `effectiveFeeOere` 10000) on 7, 14 and 21 days after the due date, no payment reminder (3 days), no automatic collection, no letter fallback.
+         *
+         *     Requires scope `reminders:read`.
+         */
+        get: operations["getReminderSettings"];
+        /**
+         * Replace the reminder settings
+         * @description Full replacement: all seven fields, no others (`effectiveFeeOere` is read-only). The cadence is three steps, reminders 1, 2, 3 in that order with strictly increasing `daysAfterDue` (400 `validation_failed` at the offending item). An enabled payment reminder must come before the first reminder (422 `invalid_reminder_settings`). Answers the settings as `GET` does. New settings apply to every reminder step not yet taken.
+         *
+         *     Requires scope `reminders:write`.
+         */
+        put: operations["replaceReminderSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1266,6 +1294,28 @@ export interface components {
              * @description UTC instant, ISO-8601
              */
             updatedAt: string;
+        };
+        /** ReminderCadenceStep */
+        ReminderCadenceStep: {
+            /** @description Which reminder: 1, 2, 3, in that order */
+            reminderNumber: number;
+            /** @description Days after the due date; strictly increasing from reminder to reminder */
+            daysAfterDue: number;
+        };
+        /**
+         * ReminderSettings
+         * @description The organisation’s reminder settings, defaults filled in
+         */
+        ReminderSettings: {
+            maxReminders: number;
+            feeOere: number | null;
+            /** @description The fee a reminder carries: feeOere, or the statutory cap when it is null */
+            effectiveFeeOere: number;
+            cadence: components["schemas"]["ReminderCadenceStep"][];
+            autoCollections: boolean;
+            paymentReminderEnabled: boolean;
+            paymentReminderDays: number;
+            letterFallback: boolean;
         };
         /** TestClock */
         TestClock: {
@@ -6461,6 +6511,233 @@ export interface operations {
                 };
                 content: {
                     "application/pdf": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getReminderSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ReminderSettings"];
+                        /** @description Response metadata */
+                        meta: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope: the key lacks the scope this operation requires */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: the id is unknown or belongs to another organisation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A business rule refused the request (see the error code) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: see Retry-After and RateLimit-* headers */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    replaceReminderSettings: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description One key per logical operation */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Full replacement: all seven fields, no others. paymentReminderEnabled with paymentReminderDays not before the first cadence step is 422 invalid_reminder_settings. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Fee-bearing reminders in the plan, 0..3 */
+                    maxReminders: number;
+                    feeOere: number | null;
+                    /** @description Exactly three steps, reminderNumber 1, 2, 3 in that order, daysAfterDue strictly increasing */
+                    cadence: components["schemas"]["ReminderCadenceStep"][];
+                    /** @description Hand over to debt collection automatically after the last reminder */
+                    autoCollections: boolean;
+                    /** @description A free-of-charge payment reminder before the fee-bearing ones */
+                    paymentReminderEnabled: boolean;
+                    /** @description Days after the due date of the payment reminder; when enabled, fewer than the first cadence step’s */
+                    paymentReminderDays: number;
+                    /** @description A physical letter when the customer has no e-mail address */
+                    letterFallback: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ReminderSettings"];
+                        /** @description Response metadata */
+                        meta: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope: the key lacks the scope this operation requires */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: the id is unknown or belongs to another organisation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description idempotency_conflict or idempotency_in_progress (mutations) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unsupported_media_type: bodies must be application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A business rule refused the request (see the error code) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: see Retry-After and RateLimit-* headers */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };

@@ -62,6 +62,11 @@ export interface AppDeps {
   webhooks?: { allowLoopback: boolean; resolve?: Resolver };
   /** The API's public base URL (PUBLIC_API_URL): the OpenAPI document's server. Unset: `/`, the document's own origin. */
   publicApiUrl?: string | undefined;
+  /**
+   * Runs after a PUT /v1/reminder-settings has committed (never on a replay): the dunning engine re-plans the
+   * organisation's open invoices with the new settings. A failure is logged, not answered: the settings are committed.
+   */
+  onReminderSettingsChanged?: (organizationId: string) => Promise<void>;
 }
 
 /** Every authenticated route with its scope: the docs test checks each one appears in the OpenAPI document. */

@@ -75,6 +75,8 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'GET /v1/events': 'listEvents',
   'GET /v1/test-clock': 'getTestClock',
   'POST /v1/test-clock/advance': 'advanceTestClock',
+  'GET /v1/reminder-settings': 'getReminderSettings',
+  'PUT /v1/reminder-settings': 'replaceReminderSettings',
 };
 
 /** The `operationId` of a route, from the table above. */

@@ -12,6 +12,7 @@ import { testClockRoutes } from './test-clock.ts';
 import { paymentRoutes } from './payments.ts';
 import { paymentLinkRoutes } from './payment-links.ts';
 import { receiptRoutes } from './receipts.ts';
+import { reminderSettingsRoutes } from './reminder-settings.ts';
 
 export function registerV1Routes(app: FastifyInstance, deps: AppDeps): void {
   discoveryRoutes(app);
@@ -26,4 +27,5 @@ export function registerV1Routes(app: FastifyInstance, deps: AppDeps): void {
   paymentRoutes(app, deps);
   paymentLinkRoutes(app, deps);
   receiptRoutes(app, deps);
+  reminderSettingsRoutes(app, deps);
 }
