@@ -45,6 +45,8 @@ export const ErrorStatus = {
   invoice_not_creditable: 422,
   customer_email_missing: 422,
   credit_note_not_sendable: 422,
+  /** Never an API answer: the print-and-post provider refused a letter for good (a workflow step's terminal error). */
+  letter_rejected: 422,
   webhook_url_rejected: 422,
   webhook_endpoint_limit: 422,
   replay_window_exceeded: 422,

@@ -2,6 +2,7 @@ import type { DocumentKind, DocumentViews } from '../../services/documents/pdf-r
 import type { InvoiceDocumentView } from '../../services/invoices/invoice-document.ts';
 import { renderInvoiceHtml } from './invoice-template.ts';
 import { renderReceiptHtml } from './receipt-template.ts';
+import { renderReminderHtml } from './reminder-template.ts';
 
 /** An invoice-template kind: the view must say it is that kind, since the template prints its heading from the view. */
 const invoiceTemplate =
@@ -19,6 +20,7 @@ export const DOCUMENT_TEMPLATES: { [K in DocumentKind]: (view: DocumentViews[K])
   invoice: invoiceTemplate('invoice'),
   creditNote: invoiceTemplate('creditNote'),
   receipt: renderReceiptHtml,
+  reminder: renderReminderHtml,
 };
 
 /** The HTML of `view` by the template registered for `kind`. */

@@ -1,5 +1,6 @@
 import type { InvoiceDocumentView } from '../invoices/invoice-document.ts';
 import type { ReceiptDocumentView } from '../payments/receipt-document.ts';
+import type { ReminderDocumentView } from '../reminders/reminder-document.ts';
 
 /**
  * Every kind of document the renderer prints, with the frozen view it prints from. A new kind (a reminder, a demand
@@ -12,6 +13,8 @@ export interface DocumentViews {
   creditNote: InvoiceDocumentView & { kind: 'creditNote' };
   /** A payment's receipt, branded with the creditor's details. */
   receipt: ReceiptDocumentView;
+  /** A reminder (rykker, payment reminder), and the demand letter (påkrav) when it is one. */
+  reminder: ReminderDocumentView;
 }
 
 export type DocumentKind = keyof DocumentViews;

@@ -41,6 +41,10 @@ export interface Config {
    * and tests only. Every other private or internal destination stays refused. Refused with NODE_ENV=production.
    */
   webhookAllowLoopback: boolean;
+  /** LETTER_API_URL: the print-and-post provider's HTTP API; unset keeps letters as files under DATA_DIR/letters. */
+  letterApiUrl: string | undefined;
+  /** LETTER_API_KEY: the provider's bearer token (a secret: never logged); required with LETTER_API_URL. */
+  letterApiKey: string | undefined;
 }
 
 const int = (name: string, raw: string | undefined, dflt: number): number => {
@@ -110,6 +114,14 @@ const httpUrl = (name: string, raw: string | undefined): string | undefined => {
   return raw.replace(/\/+$/, '');
 };
 
+// A letter service without its key would refuse every letter; say so at start, without echoing the key.
+const letterApi = (env: NodeJS.ProcessEnv): Pick<Config, 'letterApiUrl' | 'letterApiKey'> => {
+  const letterApiUrl = httpUrl('LETTER_API_URL', env.LETTER_API_URL);
+  const letterApiKey = env.LETTER_API_KEY || undefined;
+  if (letterApiUrl && !letterApiKey) throw new Error('LETTER_API_KEY must be set with LETTER_API_URL');
+  return { letterApiUrl, letterApiKey };
+};
+
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     nodeEnv: env.NODE_ENV ?? 'development',
@@ -137,6 +149,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     payBaseUrl: httpUrl('PAY_BASE_URL', env.PAY_BASE_URL),
     payTrustProxy: bool('PAY_TRUST_PROXY', env.PAY_TRUST_PROXY),
     webhookAllowLoopback: allowLoopback(env),
+    ...letterApi(env),
   };
 }
 

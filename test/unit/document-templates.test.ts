@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { DOCUMENT_TEMPLATES, documentHtml } from '../../activities/pdf/document-templates.ts';
 import { renderInvoiceHtml } from '../../activities/pdf/invoice-template.ts';
 import { renderReceiptHtml } from '../../activities/pdf/receipt-template.ts';
+import { renderReminderHtml } from '../../activities/pdf/reminder-template.ts';
 import type { DocumentViews } from '../../services/documents/pdf-renderer.ts';
 
 /** The renderer's template registry: one template per document kind, chosen by the kind the caller names. */
@@ -28,16 +29,22 @@ const receipt: DocumentViews['receipt'] = {
   invoice: { number: 17, issueDate: '2026-03-02', grossOere: 10000 },
   payment: { amountOere: 10000, paymentDate: '2026-03-10', source: 'manual', providerPaymentId: null, outcome: 'paid_in_full', surplusOere: 0 },
 };
+const reminder: DocumentViews['reminder'] = {
+  kind: 'reminder', language: 'da', reminderId: '0190a0a0-0000-7000-8000-000000000002', type: 'reminder', reminderNumber: 1, demandLetter: false,
+  sentOn: '2026-03-23', deadline: '2026-04-02', seller, buyer, invoice: { number: 17, issueDate: '2026-03-02', dueDate: '2026-03-16', grossOere: 10000 },
+  principalOere: 10000, feesBeforeOere: 0, feeOere: 10000, paidTowardsFeesOere: 0, totalOere: 20000, paymentLink: null,
+};
 
 describe('document template registry', () => {
   it('has one template per document kind', () => {
-    assert.deepEqual(Object.keys(DOCUMENT_TEMPLATES).sort(), ['creditNote', 'invoice', 'receipt']);
+    assert.deepEqual(Object.keys(DOCUMENT_TEMPLATES).sort(), ['creditNote', 'invoice', 'receipt', 'reminder']);
   });
 
   it('renders each kind with its template, exactly as the template alone does', () => {
     assert.equal(documentHtml('invoice', invoice), renderInvoiceHtml(invoice));
     assert.equal(documentHtml('creditNote', creditNote), renderInvoiceHtml(creditNote));
     assert.equal(documentHtml('receipt', receipt), renderReceiptHtml(receipt));
+    assert.equal(documentHtml('reminder', reminder), renderReminderHtml(reminder));
   });
 
   it('refuses an invoice view named as the other kind', () => {

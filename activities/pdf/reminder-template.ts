@@ -1,0 +1,218 @@
+import { readFileSync } from 'node:fs';
+import Handlebars from 'handlebars';
+import type { ReminderDocumentView } from '../../services/reminders/reminder-document.ts';
+import { formatOere } from '../../services/shared/money.ts';
+import { addressLines, formatDate } from './invoice-template.ts';
+
+/**
+ * A reminder as self-contained HTML: the free payment reminder, a numbered reminder ("rykker"), or the demand letter
+ * (påkrav, Inkassoloven § 10; danish-rules.md 4), which is a reminder that also warns of debt collection and its
+ * costs. One template for all three, Danish or English. Formatted here from the view; the template only places
+ * strings, each HTML-escaped.
+ */
+
+type Language = ReminderDocumentView['language'];
+
+/** A piece of running text; `keep` pieces (dates, amounts, section references) never break across lines. */
+export type TextPiece = { text: string; keep: boolean };
+
+// Sentences are built with their unbreakable parts marked, then cut into pieces the template wraps in a span.
+const KEEP_OPEN = '\u0001';
+const KEEP_CLOSE = '\u0002';
+const keep = (s: string): string => `${KEEP_OPEN}${s}${KEEP_CLOSE}`;
+function pieces(sentence: string): TextPiece[] {
+  const out: TextPiece[] = [];
+  for (const part of sentence.split(KEEP_OPEN)) {
+    const [kept, rest] = part.includes(KEEP_CLOSE) ? part.split(KEEP_CLOSE) : [undefined, part];
+    if (kept) out.push({ text: kept, keep: true });
+    if (rest) out.push({ text: rest, keep: false });
+  }
+  return out;
+}
+
+/** The collection fee a hand-over adds (inkassogebyr, Renteloven § 9 b stk. 3). */
+const COLLECTION_FEE_OERE = 10_000;
+
+const TEXTS = {
+  da: {
+    paymentReminder: 'Betalingspåmindelse',
+    reminder: (n: number) => `Rykker nr. ${n}`,
+    demandLetter: 'Påkrav',
+    demandSubtitle: (n: number) => `Rykker nr. ${n} — påkrav efter inkassolovens ${keep('§ 10')}`,
+    customer: 'Kunde',
+    attention: 'Att.',
+    cvr: 'CVR-nr.',
+    email: 'E-mail',
+    date: 'Dato',
+    invoiceNumber: 'Fakturanr.',
+    invoiceDate: 'Fakturadato',
+    dueDate: 'Oprindelig forfaldsdato',
+    deadline: 'Ny betalingsfrist',
+    intro: {
+      payment_reminder: (n: number, date: string, due: string) =>
+        `Vi kan ikke se, at vi har modtaget betaling af faktura nr. ${n} af ${date}, som forfaldt til betaling ${due}. Har du allerede betalt, kan du se bort fra denne påmindelse.`,
+      reminder: (n: number, date: string, due: string) =>
+        `Vi har endnu ikke modtaget betaling af faktura nr. ${n} af ${date}, som forfaldt til betaling ${due}.`,
+      demand: (n: number, date: string, due: string) =>
+        `Vi har fortsat ikke modtaget betaling af faktura nr. ${n} af ${date}, som forfaldt til betaling ${due}. Dette brev er et påkrav, jf. inkassolovens ${keep('§ 10')}.`,
+    },
+    request: (deadline: string) => `Vi beder dig betale det samlede beløb senest ${deadline}.`,
+    principal: 'Resterende fakturabeløb',
+    feesBefore: 'Rykkergebyrer tidligere opkrævet',
+    fee: { payment_reminder: 'Gebyr for denne påmindelse', reminder: 'Rykkergebyr for denne rykker' },
+    paidTowardsFees: 'Betalt af gebyrerne',
+    total: 'I alt at betale',
+    feeBasis: 'Rykkergebyret opkræves efter rentelovens § 9 b.',
+    warningTitle: 'Påkrav — varsel om inkasso',
+    warning: (deadline: string, fee: string) =>
+      `Er det samlede beløb ikke betalt senest ${deadline}, overdrager vi kravet til inkasso uden yderligere varsel. ` +
+      `Det medfører yderligere omkostninger for dig, herunder et inkassogebyr på ${fee} efter rentelovens ${keep('§ 9 b, stk. 3')}, og øvrige inkassoomkostninger.`,
+    payment: 'Betaling',
+    payBy: 'Betales senest',
+    amount: 'Beløb',
+    bankReg: 'Reg.nr.',
+    bankAccount: 'Kontonr.',
+    paymentReference: 'Betalingsreference',
+    paymentCode: 'Betalingskode',
+    payOnline: 'Betal online',
+    paymentHint: 'Angiv fakturanummeret som reference ved betaling.',
+    contact: (email: string) => `Har du spørgsmål til kravet, eller har du allerede betalt, så kontakt os på ${email}.`,
+  },
+  en: {
+    paymentReminder: 'Payment reminder',
+    reminder: (n: number) => `Reminder no. ${n}`,
+    demandLetter: 'Demand for payment',
+    demandSubtitle: (n: number) => `Reminder no. ${n} — demand under ${keep('section 10')} of the Danish Debt Collection Act`,
+    customer: 'Customer',
+    attention: 'Attn.',
+    cvr: 'CVR no.',
+    email: 'Email',
+    date: 'Date',
+    invoiceNumber: 'Invoice no.',
+    invoiceDate: 'Invoice date',
+    dueDate: 'Original due date',
+    deadline: 'New payment deadline',
+    intro: {
+      payment_reminder: (n: number, date: string, due: string) =>
+        `According to our records, invoice no. ${n} of ${date}, due on ${due}, has not been paid. If you have already paid, please disregard this reminder.`,
+      reminder: (n: number, date: string, due: string) => `We have not yet received payment of invoice no. ${n} of ${date}, which was due on ${due}.`,
+      demand: (n: number, date: string, due: string) =>
+        `We have still not received payment of invoice no. ${n} of ${date}, which was due on ${due}. This letter is a demand for payment under section 10 of the Danish Debt Collection Act (inkassoloven).`,
+    },
+    request: (deadline: string) => `Please pay the total amount no later than ${deadline}.`,
+    principal: 'Invoice amount outstanding',
+    feesBefore: 'Reminder fees charged before',
+    fee: { payment_reminder: 'Fee for this reminder', reminder: 'Fee for this reminder' },
+    paidTowardsFees: 'Paid towards the fees',
+    total: 'Total to pay',
+    feeBasis: 'The reminder fee is charged under section 9 b of the Danish Interest Act (renteloven).',
+    warningTitle: 'Demand for payment — notice of debt collection',
+    warning: (deadline: string, fee: string) =>
+      `If the total amount is not paid by ${deadline}, the claim will be handed over to debt collection without further notice. ` +
+      `This will add further costs for you, including a collection fee of ${fee} under ${keep('section 9 b(3)')} of the Danish Interest Act (renteloven) and other collection costs.`,
+    payment: 'Payment',
+    payBy: 'Pay by',
+    amount: 'Amount',
+    bankReg: 'Reg. no.',
+    bankAccount: 'Account no.',
+    paymentReference: 'Payment reference',
+    paymentCode: 'Payment code',
+    payOnline: 'Pay online',
+    paymentHint: 'Please state the invoice number as the reference when paying.',
+    contact: (email: string) => `If you have questions about the claim, or if you have already paid, please contact us at ${email}.`,
+  },
+} as const;
+
+/** The reminder's heading: "Rykker nr. 2", "Betalingspåmindelse", "Påkrav". */
+export function reminderTitle(view: Pick<ReminderDocumentView, 'type' | 'reminderNumber' | 'demandLetter' | 'language'>): string {
+  const t = TEXTS[view.language];
+  if (view.type === 'payment_reminder') return t.paymentReminder;
+  if (view.reminderNumber === null) throw new Error('a reminder needs its number');
+  return view.demandLetter ? t.demandLetter : t.reminder(view.reminderNumber);
+}
+
+/** What reminder.hbs receives: strings only. */
+export interface ReminderTemplateModel {
+  language: Language;
+  title: string;
+  subtitle: TextPiece[] | null;
+  seller: { name: string; addressLines: string[]; cvr: string | null; email: string | null };
+  buyer: { name: string; contactPerson: string | null; addressLines: string[]; cvr: string | null };
+  details: { label: string; value: string }[];
+  intro: TextPiece[];
+  request: TextPiece[];
+  amounts: { label: string; value: string; grand: boolean }[];
+  feeBasis: string | null;
+  warning: { title: string; text: TextPiece[] } | null;
+  payment: { label: string; value: string }[];
+  paymentHint: string;
+  contact: string | null;
+  footer: string;
+  t: Record<'customer' | 'attention' | 'cvr' | 'email' | 'payment', string>;
+}
+
+export function reminderTemplateModel(view: ReminderDocumentView): ReminderTemplateModel {
+  if (view.kind !== 'reminder') throw new TypeError(`a view of kind ${String(view.kind)} rendered as reminder`);
+  const lang = view.language;
+  const t = TEXTS[lang];
+  const money = (oere: number): string => formatOere(oere, lang);
+  const date = (d: string): string => formatDate(d, lang);
+  const dateInText = (d: string): string => keep(date(d));
+  const { invoice, seller } = view;
+  if (view.demandLetter && view.type !== 'reminder') throw new Error('only a numbered reminder can be the demand letter');
+
+  const amounts: ReminderTemplateModel['amounts'] = [
+    { label: t.principal, value: money(view.principalOere), grand: false },
+    { label: t.feesBefore, value: money(view.feesBeforeOere), grand: false },
+    { label: t.fee[view.type], value: money(view.feeOere), grand: false },
+  ];
+  if (view.paidTowardsFeesOere > 0) amounts.push({ label: t.paidTowardsFees, value: money(-view.paidTowardsFeesOere), grand: false });
+  amounts.push({ label: t.total, value: money(view.totalOere), grand: true });
+
+  const payment: ReminderTemplateModel['payment'] = [
+    { label: t.payBy, value: date(view.deadline) },
+    { label: t.amount, value: money(view.totalOere) },
+  ];
+  if (seller.bankReg) payment.push({ label: t.bankReg, value: seller.bankReg });
+  if (seller.bankAccount) payment.push({ label: t.bankAccount, value: seller.bankAccount });
+  payment.push({ label: t.paymentReference, value: String(invoice.number) });
+  if (view.paymentLink) {
+    payment.push({ label: t.paymentCode, value: view.paymentLink.paymentCode });
+    if (view.paymentLink.url) payment.push({ label: t.payOnline, value: view.paymentLink.url });
+  }
+
+  const introKind = view.demandLetter ? 'demand' : view.type;
+  return {
+    language: lang,
+    title: reminderTitle(view),
+    subtitle: view.demandLetter && view.reminderNumber !== null ? pieces(t.demandSubtitle(view.reminderNumber)) : null,
+    seller: { name: seller.name, addressLines: addressLines(seller), cvr: seller.cvr, email: seller.email },
+    buyer: { name: view.buyer.name, contactPerson: view.buyer.contactPerson, addressLines: addressLines(view.buyer), cvr: view.buyer.cvr },
+    details: [
+      { label: t.date, value: date(view.sentOn) },
+      { label: t.invoiceNumber, value: String(invoice.number) },
+      { label: t.invoiceDate, value: date(invoice.issueDate) },
+      { label: t.dueDate, value: date(invoice.dueDate) },
+      { label: t.deadline, value: date(view.deadline) },
+    ],
+    intro: pieces(t.intro[introKind](invoice.number, dateInText(invoice.issueDate), dateInText(invoice.dueDate))),
+    request: pieces(t.request(dateInText(view.deadline))),
+    amounts,
+    feeBasis: view.feeOere > 0 ? t.feeBasis : null,
+    warning: view.demandLetter ? { title: t.warningTitle, text: pieces(t.warning(dateInText(view.deadline), keep(money(COLLECTION_FEE_OERE)))) } : null,
+    payment,
+    paymentHint: t.paymentHint,
+    contact: seller.email ? t.contact(seller.email) : null,
+    footer: [seller.name, addressLines(seller).join(', '), seller.cvr ? `${t.cvr} ${seller.cvr}` : '', seller.email ?? ''].filter(Boolean).join(' · '),
+    t: { customer: t.customer, attention: t.attention, cvr: t.cvr, email: t.email, payment: t.payment },
+  };
+}
+
+export const REMINDER_TEMPLATE_URL = new URL('./templates/reminder.hbs', import.meta.url);
+
+// An isolated Handlebars environment, strict: a field the template names but the model lacks is an error.
+const template = Handlebars.create().compile<ReminderTemplateModel>(readFileSync(REMINDER_TEMPLATE_URL, 'utf8'), { strict: true });
+
+export function renderReminderHtml(view: ReminderDocumentView): string {
+  return template(reminderTemplateModel(view));
+}

@@ -1,0 +1,160 @@
+/**
+ * A reminder's delivery, after the step that took it has committed and its document is stored
+ * (services/reminders/render-reminder.ts): by mail with the PDF attached, or as a letter through the letter service.
+ *
+ * Two steps, like the invoice mail (activities/invoices/deliver-invoice-mail.ts): `deliverReminder` hands the reminder
+ * over and writes nothing; `recordReminderDelivery` records what it did from its journaled result, guarded by
+ * `delivery = 'pending'`, so a crash between them never sends twice and recording twice changes nothing. What is
+ * retried and what is final:
+ *
+ * - a transient failure (SMTP 4xx or unreachable, the letter service 5xx, unreachable or slow) is thrown: the step
+ *   retries it under its policy, and when the retries run out the workflow calls `markReminderUndeliverable`;
+ * - a permanent refusal (SMTP 5xx: `mail_rejected`; the letter service's 4xx: `letter_rejected`), or a customer who
+ *   since lost the e-mail or address the channel needs, is returned as `refused` and recorded as a failed reminder.
+ *
+ * The invoice's timeline gets nothing here: the engine wrote the `reminder` entry when it took the step.
+ */
+import type { DocumentStore } from '../../services/documents/document-store.ts';
+import { loadBuyer } from '../../services/invoices/document-parties.ts';
+import type { LetterService } from '../../services/letters/letter-port.ts';
+import { MailDeliveryError, type Mailer } from '../../services/mail/mail-port.ts';
+import { loadReminderView } from '../../services/reminders/reminder-document.ts';
+import type { Keyring } from '../../services/shared/crypto.ts';
+import type { Db } from '../../services/shared/db.ts';
+import { DomainError } from '../../services/shared/errors.ts';
+import { isUuid } from '../../services/shared/ids.ts';
+import { composeReminderMail } from '../mail/reminder-mail.ts';
+
+export interface ReminderDeliveryDeps {
+  db: Db;
+  keyring: Keyring;
+  documents: DocumentStore;
+  mailer: Mailer;
+  letters: LetterService;
+  /** The service's own sending address (MAIL_FROM_ADDRESS). */
+  fromAddress: string;
+  /** The pay page's address (PAY_BASE_URL), for the payment link in the mail; without it only the code shows. */
+  payBaseUrl?: string;
+}
+
+export type ReminderRefusalCode = 'mail_rejected' | 'letter_rejected' | 'customer_email_missing' | 'customer_address_missing';
+
+/** What one delivery step did; Restate journals it, so recording it again after a crash never sends again. */
+export type ReminderDeliveryAttempt =
+  /** Nothing to do: the delivery was recorded already (`done`, `none`), or there is no such reminder (`unknown`). */
+  | { kind: 'settled'; delivery: 'done' | 'none' | 'unknown' }
+  | { kind: 'sent'; channel: 'email'; messageId: string; accepted: boolean; response: string }
+  | { kind: 'sent'; channel: 'letter'; reference: string }
+  | { kind: 'refused'; code: ReminderRefusalCode; reason: string; smtpCode?: number };
+
+interface PendingReminder {
+  organization_id: string;
+  customer_id: string;
+  channel: 'email' | 'letter' | null;
+  delivery: 'pending' | 'done' | 'none';
+  document_sha256: Buffer | null;
+  language: 'da' | 'en' | null;
+}
+
+/**
+ * Step 1: hands a pending reminder over, by its channel, with its stored PDF. Needs the document: a reminder without
+ * one is an Error (the workflow renders first). Writes nothing.
+ */
+export async function deliverReminder(deps: ReminderDeliveryDeps, reminderId: string): Promise<ReminderDeliveryAttempt> {
+  if (!isUuid(reminderId)) return { kind: 'settled', delivery: 'unknown' };
+  const prepared = await deps.db.read(async (sql) => {
+    const [r] = await sql<PendingReminder[]>`
+      SELECT organization_id, customer_id, channel, delivery, document_sha256, language FROM reminders WHERE id = ${reminderId}`;
+    if (!r) return { settled: 'unknown' as const };
+    if (r.delivery !== 'pending') return { settled: r.delivery };
+    if (!r.document_sha256) throw new Error(`reminder ${reminderId} has no document yet: it is rendered before it is delivered`);
+    const view = await loadReminderView(sql, deps.keyring, r.organization_id, reminderId, { payBaseUrl: deps.payBaseUrl });
+    if (!view) throw new Error(`reminder ${reminderId} has no document view (its invoice is not an issued invoice)`);
+    const doc = await deps.documents.get(sql, r.organization_id, r.document_sha256);
+    if (!doc) throw new Error(`the document of reminder ${reminderId} is missing from the document store`);
+    const buyer = await loadBuyer(sql, deps.keyring, r.organization_id, r.customer_id);
+    // The mail speaks the language the PDF was written in.
+    return { settled: undefined, r, view: { ...view, language: r.language ?? view.language }, pdf: doc.bytes, buyer };
+  });
+  if (prepared.settled) return { kind: 'settled', delivery: prepared.settled };
+  const { r, view, pdf, buyer } = prepared;
+
+  if (r.channel === 'email') {
+    if (!buyer.email) return { kind: 'refused', code: 'customer_email_missing', reason: 'the customer has no e-mail address' };
+    const mail = composeReminderMail({ view, fromAddress: deps.fromAddress, to: buyer.email, pdf });
+    try {
+      const receipt = await deps.mailer.send(mail);
+      return { kind: 'sent', channel: 'email', messageId: receipt.messageId, accepted: receipt.accepted, response: receipt.response.slice(0, 200) };
+    } catch (err) {
+      if (err instanceof MailDeliveryError && err.permanent) {
+        return { kind: 'refused', code: 'mail_rejected', reason: err.message, ...(err.smtpCode ? { smtpCode: err.smtpCode } : {}) };
+      }
+      throw err;
+    }
+  }
+
+  if (r.channel === 'letter') {
+    if (!buyer.street || !buyer.postalCode || !buyer.city) {
+      return { kind: 'refused', code: 'customer_address_missing', reason: 'the customer has no street, postal code and city' };
+    }
+    const seller = view.seller;
+    try {
+      const sent = await deps.letters.send({
+        id: reminderId,
+        organizationId: r.organization_id,
+        documentSha256: r.document_sha256!.toString('hex'),
+        pdf,
+        // Where the customer lives now (the engine checked this address when it chose the channel).
+        recipient: { name: buyer.name, street: buyer.street, postalCode: buyer.postalCode, city: buyer.city, country: buyer.country ?? 'DK' },
+        sender: { name: seller.name, street: seller.street ?? '', postalCode: seller.postalCode ?? '', city: seller.city ?? '' },
+      });
+      return { kind: 'sent', channel: 'letter', reference: sent.reference };
+    } catch (err) {
+      if (err instanceof DomainError && err.code === 'letter_rejected') return { kind: 'refused', code: 'letter_rejected', reason: err.message };
+      throw err;
+    }
+  }
+
+  // A pending reminder always has a channel (the schema ties pending to sent); one without cannot be delivered.
+  throw new Error(`reminder ${reminderId} is pending without a channel`);
+}
+
+/**
+ * Step 2: records what step 1 did, in one transaction, guarded by `delivery = 'pending'` so that running it twice
+ * changes nothing. Sent: delivery `done` with the Message-ID (or the letter's reference) and the time. Refused: the
+ * reminder becomes `failed` with the refusal's code, delivery `none` and the reason. Answers the delivery as it is now.
+ */
+export async function recordReminderDelivery(deps: Pick<ReminderDeliveryDeps, 'db'>, reminderId: string, attempt: ReminderDeliveryAttempt): Promise<{ delivery: string }> {
+  if (!isUuid(reminderId)) return { delivery: 'unknown' };
+  return deps.db.tx(async (tx) => {
+    if (attempt.kind === 'sent') {
+      const reference = attempt.channel === 'email' ? attempt.messageId : attempt.reference;
+      await tx`
+        UPDATE reminders SET delivery = 'done', message_id = ${reference}, delivered_at = now(), delivery_error = NULL
+        WHERE id = ${reminderId} AND delivery = 'pending'`;
+    } else if (attempt.kind === 'refused') {
+      await tx`
+        UPDATE reminders SET status = 'failed', failure_code = ${attempt.code}, delivery = 'none', delivery_error = ${attempt.reason.slice(0, 1000)}
+        WHERE id = ${reminderId} AND delivery = 'pending'`;
+    }
+    const [now] = await tx<{ delivery: string }[]>`SELECT delivery FROM reminders WHERE id = ${reminderId}`;
+    return { delivery: now?.delivery ?? 'unknown' };
+  });
+}
+
+/**
+ * The delivery step exhausted its retries: the reminder is recorded as failed (`mail_undeliverable`, or
+ * `letter_undeliverable` for a letter) with the last error, delivery `none`. Idempotent like the record step.
+ */
+export async function markReminderUndeliverable(deps: Pick<ReminderDeliveryDeps, 'db'>, reminderId: string, reason: string): Promise<{ delivery: string }> {
+  if (!isUuid(reminderId)) return { delivery: 'unknown' };
+  return deps.db.tx(async (tx) => {
+    await tx`
+      UPDATE reminders
+      SET status = 'failed', failure_code = CASE WHEN channel = 'letter' THEN 'letter_undeliverable' ELSE 'mail_undeliverable' END,
+          delivery = 'none', delivery_error = ${reason.slice(0, 1000)}
+      WHERE id = ${reminderId} AND delivery = 'pending'`;
+    const [now] = await tx<{ delivery: string }[]>`SELECT delivery FROM reminders WHERE id = ${reminderId}`;
+    return { delivery: now?.delivery ?? 'unknown' };
+  });
+}

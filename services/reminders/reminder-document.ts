@@ -1,0 +1,108 @@
+import type { Keyring } from '../shared/crypto.ts';
+import type { Queryable } from '../shared/db.ts';
+import { isUuid } from '../shared/ids.ts';
+import type { InvoiceDocumentView } from '../invoices/invoice-document.ts';
+import { loadBuyer } from '../invoices/document-parties.ts';
+import { findInvoiceRow } from '../invoices/invoice-queries.ts';
+import { formatPaymentCode } from '../payments/payment-links.ts';
+
+/**
+ * What a reminder document shows (a "rykker", or the free payment reminder; the last reminder of a plan is also the
+ * demand letter, påkrav: danish-rules.md 4): the parties as printed on the invoice, the invoice it reminds of, what is
+ * owed as of the reminder, the new deadline and how to pay. Amounts are øre; formatting is the template's job.
+ */
+export interface ReminderDocumentView {
+  kind: 'reminder';
+  /** The customer's language when the document is made, as for the invoice's mail. */
+  language: 'da' | 'en';
+  reminderId: string;
+  type: 'payment_reminder' | 'reminder';
+  /** 1..3; null for the payment reminder. */
+  reminderNumber: number | null;
+  /** The påkrav (Inkassoloven § 10): warns of debt collection and its costs. */
+  demandLetter: boolean;
+  /** The business date the reminder was taken on: the document's date. */
+  sentOn: string;
+  /** The new payment deadline (sent date + 10 days). */
+  deadline: string;
+  /** As frozen on the invoice, so the reminder names the parties exactly as the invoice does. */
+  seller: InvoiceDocumentView['seller'];
+  buyer: InvoiceDocumentView['buyer'];
+  invoice: { number: number; issueDate: string; dueDate: string; grossOere: number };
+  /** The invoice's balance without fees: gross − paid − credited, never below 0. */
+  principalOere: number;
+  /** Reminder fees charged on the invoice before this reminder. */
+  feesBeforeOere: number;
+  /** This reminder's fee (0 when it carries none). */
+  feeOere: number;
+  /** Payments beyond the principal, which went to the fees (rare: the engine reminds only of a positive balance). */
+  paidTowardsFeesOere: number;
+  /** principal + fees before + this fee − paid towards fees. */
+  totalOere: number;
+  /** The invoice's payment link, when it has one: its code, and its URL when the pay page's address is known. */
+  paymentLink: { url: string | null; paymentCode: string } | null;
+}
+
+/**
+ * The document view of a reminder, read from what is stored; undefined when the organisation has no such reminder
+ * (or its invoice is not an issued invoice). Reads only: a payment link that does not exist yet is not created here.
+ *
+ * "As of the reminder": the principal from the payments and credits booked until now (the document is made right
+ * after the step is taken), the fees before it from the invoice's fees up to this reminder, excluding its own (the
+ * reminder's row and its fee are written in one transaction, so they share one created_at).
+ */
+export async function loadReminderView(
+  sql: Queryable,
+  keyring: Keyring,
+  organizationId: string,
+  reminderId: string,
+  opts: { payBaseUrl?: string | undefined } = {},
+): Promise<ReminderDocumentView | undefined> {
+  if (!isUuid(reminderId) || !isUuid(organizationId)) return undefined;
+  const [r] = await sql<{
+    invoice_id: string; customer_id: string; type: 'payment_reminder' | 'reminder'; reminder_number: number | null;
+    fee_oere: number; demand_letter: boolean; sent_on: string; deadline: string;
+  }[]>`
+    SELECT invoice_id, customer_id, type, reminder_number, fee_oere, demand_letter, sent_on, deadline
+    FROM reminders WHERE organization_id = ${organizationId} AND id = ${reminderId}`;
+  if (!r) return undefined;
+  const invoice = await findInvoiceRow(sql, organizationId, r.invoice_id, { type: 'invoice' });
+  if (!invoice || invoice.number === null || invoice.issue_date === null || invoice.due_date === null) return undefined;
+  const [snap] = await sql<{ seller_snapshot: InvoiceDocumentView['seller'] | null; buyer_snapshot: InvoiceDocumentView['buyer'] | null }[]>`
+    SELECT seller_snapshot, buyer_snapshot FROM invoices WHERE organization_id = ${organizationId} AND id = ${r.invoice_id}`;
+  if (!snap?.seller_snapshot || !snap.buyer_snapshot) return undefined;
+  const [fees] = await sql<{ before: number }[]>`
+    SELECT coalesce(sum(f.amount_oere), 0)::bigint AS before
+    FROM reminders r JOIN invoice_fees f ON f.organization_id = r.organization_id AND f.invoice_id = r.invoice_id
+    WHERE r.organization_id = ${organizationId} AND r.id = ${reminderId} AND f.kind = 'reminder'
+      AND f.created_at <= r.created_at AND f.id IS DISTINCT FROM r.fee_id`;
+  const [link] = await sql<{ reference: string; payment_code: string }[]>`
+    SELECT reference, payment_code FROM payment_links WHERE organization_id = ${organizationId} AND invoice_id = ${r.invoice_id}`;
+  // The customer's language now, as the invoice's mail and PDF pick it.
+  const { language } = await loadBuyer(sql, keyring, organizationId, r.customer_id);
+
+  const feesBeforeOere = fees!.before;
+  const settledOere = invoice.paid_oere + invoice.credited_oere;
+  const principalOere = Math.max(0, invoice.gross_oere - settledOere);
+  const paidTowardsFeesOere = Math.min(feesBeforeOere + r.fee_oere, Math.max(0, settledOere - invoice.gross_oere));
+  const base = opts.payBaseUrl?.replace(/\/+$/, '');
+  return {
+    kind: 'reminder',
+    language,
+    reminderId,
+    type: r.type,
+    reminderNumber: r.reminder_number,
+    demandLetter: r.demand_letter,
+    sentOn: r.sent_on,
+    deadline: r.deadline,
+    seller: snap.seller_snapshot,
+    buyer: snap.buyer_snapshot,
+    invoice: { number: invoice.number, issueDate: invoice.issue_date, dueDate: invoice.due_date, grossOere: invoice.gross_oere },
+    principalOere,
+    feesBeforeOere,
+    feeOere: r.fee_oere,
+    paidTowardsFeesOere,
+    totalOere: principalOere + feesBeforeOere + r.fee_oere - paidTowardsFeesOere,
+    paymentLink: link ? { url: base ? `${base}/p/${link.reference}` : null, paymentCode: formatPaymentCode(link.payment_code) } : null,
+  };
+}
