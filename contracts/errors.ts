@@ -44,6 +44,9 @@ export const ErrorStatus = {
   invoice_not_issued: 422,
   invoice_not_creditable: 422,
   customer_email_missing: 422,
+  customer_address_missing: 422,
+  reminder_not_eligible: 422,
+  reminder_limit_reached: 422,
   credit_note_not_sendable: 422,
   /** Never an API answer: the print-and-post provider refused a letter for good (a workflow step's terminal error). */
   letter_rejected: 422,

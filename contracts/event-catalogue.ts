@@ -63,6 +63,17 @@ export interface PaymentReceivedData {
   externalReference: string | null;
 }
 
+/** The invoice's first reminder of any kind was taken: it is overdue (once per invoice). */
+export interface InvoiceOverdueData {
+  invoiceId: string;
+  number: number;
+  dueDate: string;
+  /** The balance when the reminder was taken, its fee included. */
+  balanceOere: number;
+  reminderId: string;
+  externalReference: string | null;
+}
+
 /** A customer crossing the past-due threshold either way, with the overdue figures as of `asOf`. */
 export interface CustomerPastDueData {
   customerId: string;
@@ -84,7 +95,7 @@ export interface EventCatalogue {
   'invoice.issued': Entry<'invoice', InvoiceIssuedData>;
   'invoice.sent': Entry<'invoice', InvoiceSentData>;
   'invoice.paid': Entry<'invoice', InvoicePaidData>;
-  'invoice.overdue': Entry<'invoice', UnspecifiedEventData>;
+  'invoice.overdue': Entry<'invoice', InvoiceOverdueData>;
   'invoice.credited': Entry<'invoice', InvoiceCreditedData>;
   'invoice.collections': Entry<'invoice', UnspecifiedEventData>;
   'payment.received': Entry<'payment', PaymentReceivedData>;

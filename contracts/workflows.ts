@@ -14,6 +14,7 @@ export const WORKFLOW_SERVICES = {
   WebhookEvents: 'WebhookEvents',
   WebhookDelivery: 'WebhookDelivery',
   BusinessClock: 'BusinessClock',
+  Dunning: 'Dunning',
 } as const;
 
 export type WorkflowService = keyof typeof WORKFLOW_SERVICES;
@@ -34,6 +35,8 @@ export interface WorkflowInputs {
   WebhookDelivery: { wake: { token?: number } };
   /** Key: the organisation id. Pokes every wake-index row of the organisation that its business clock made due. */
   BusinessClock: { wakeDue: null };
+  /** Key: `<organisation id>:<invoice id>`. Takes the invoice's reminder steps that are due, and delivers them. */
+  Dunning: { wake: null };
 }
 
 export type WorkflowHandler<S extends WorkflowService> = keyof WorkflowInputs[S] & string;
@@ -46,7 +49,8 @@ export type WorkTarget =
   | { service: 'InvoiceMail'; handler: 'deliver'; key: string }
   | { service: 'InvoiceIssue'; handler: 'finish'; key: string }
   | { service: 'PaymentReceipt'; handler: 'render'; key: string }
-  | { service: 'WebhookDelivery'; handler: 'wake'; key: string };
+  | { service: 'WebhookDelivery'; handler: 'wake'; key: string }
+  | { service: 'Dunning'; handler: 'wake'; key: string };
 
 /** The wake-index targets by name, so a row's (service, handler) pair is written in one place. */
 export const WORK = {
@@ -54,7 +58,19 @@ export const WORK = {
   invoiceIssue: (invoiceId: string): WorkTarget => ({ service: 'InvoiceIssue', handler: 'finish', key: invoiceId }),
   paymentReceipt: (paymentId: string): WorkTarget => ({ service: 'PaymentReceipt', handler: 'render', key: paymentId }),
   webhookDelivery: (deliveryId: string): WorkTarget => ({ service: 'WebhookDelivery', handler: 'wake', key: deliveryId }),
+  dunning: (organizationId: string, invoiceId: string): WorkTarget => ({ service: 'Dunning', handler: 'wake', key: dunningKey(organizationId, invoiceId) }),
 } as const;
+
+/**
+ * The Dunning object's key names the organisation with the invoice, so every statement the engine sends is scoped by
+ * organisation and reads the invoice through its (organization_id, id) key.
+ */
+export const dunningKey = (organizationId: string, invoiceId: string): string => `${organizationId}:${invoiceId}`;
+export function parseDunningKey(key: string): { organizationId: string; invoiceId: string } {
+  const [organizationId, invoiceId, ...rest] = key.split(':');
+  if (!organizationId || !invoiceId || rest.length > 0) throw new Error(`not a dunning key: ${key}`);
+  return { organizationId, invoiceId };
+}
 
 /** Housekeeping jobs, one object key each. */
 export const HOUSEKEEPING_JOBS = ['idempotency', 'lost-work', 'past-due'] as const;

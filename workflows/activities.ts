@@ -24,6 +24,11 @@ import type { Db } from '../services/shared/db.ts';
 import { createEngineClient } from '../services/shared/engine-client.ts';
 import type { Resolver } from '../services/webhooks/url-policy.ts';
 import { withActivityBoundary } from './shared/activity-boundary.ts';
+import { deliverReminder, markReminderUndeliverable, recordReminderDelivery, type ReminderDeliveryAttempt, type ReminderDeliveryDeps } from '../activities/reminders/deliver-reminder.ts';
+import { createLetterService } from '../activities/letters/create-letter-service.ts';
+import type { LetterService } from '../services/letters/letter-port.ts';
+import { renderReminderDocument } from '../services/reminders/render-reminder.ts';
+import { takeDueDunningStep } from '../services/reminders/take-due-dunning-step.ts';
 import type { Activities } from './index.ts';
 
 export interface ActivityResources {
@@ -40,7 +45,11 @@ export interface ActivityResources {
   /** Drains the event outbox through this process's relay (the housekeeping loop's backstop for lost notifications). */
   drainEventOutbox?: () => Promise<void>;
   /** Where parked work and failed housekeeping runs are reported. */
-  log?: (level: 'warn', msg: string, fields: Record<string, unknown>) => void;
+  log?: (level: 'info' | 'warn', msg: string, fields: Record<string, unknown>) => void;
+  /** Where reminder letters go; defaults to LETTER_API_URL's provider, else PDF files under DATA_DIR/letters. */
+  letters?: LetterService;
+  /** The pay page's address (PAY_BASE_URL), for the payment link in reminders. */
+  payBaseUrl?: string;
 }
 
 /** A one-way poke of one delivery's WebhookDelivery object through Restate's ingress. */
@@ -51,7 +60,8 @@ export const restateWebhookHandOff = (ingressUrl: string) => {
 
 export function createActivities(
   db: Db,
-  config: Pick<Config, 'idempotencyRetentionDays' | 'mailFromAddress' | 'publicApiUrl'> & Partial<Pick<Config, 'webhookAllowLoopback'>>,
+  config: Pick<Config, 'idempotencyRetentionDays' | 'mailFromAddress' | 'publicApiUrl'> &
+    Partial<Pick<Config, 'webhookAllowLoopback' | 'letterApiUrl' | 'letterApiKey' | 'dataDir'>>,
   resources: ActivityResources,
 ): Activities {
   const clock = resources.clock ?? createPostgresBusinessClock(db.sql);
@@ -75,6 +85,22 @@ export function createActivities(
       config.publicApiUrl ? `${config.publicApiUrl.replace(/\/+$/, '')}/t/o/${trackingToken(resources.keyring, org, invoiceId)}.gif` : null,
   };
   const log = resources.log ?? (() => {});
+  // Created on the first letter: a process that never posts one never touches the letter directory or provider.
+  let letters: LetterService | undefined = resources.letters;
+  const letterService = (): LetterService =>
+    (letters ??= createLetterService(
+      { letterApiUrl: config.letterApiUrl, letterApiKey: config.letterApiKey, dataDir: config.dataDir ?? '.data' },
+      (level, msg, fields) => log(level === 'error' ? 'warn' : level, msg, fields ?? {}),
+    ));
+  const reminderDelivery = (): ReminderDeliveryDeps => ({
+    db,
+    keyring: resources.keyring,
+    documents,
+    mailer: resources.mailer,
+    letters: letterService(),
+    fromAddress: config.mailFromAddress,
+    ...(resources.payBaseUrl ? { payBaseUrl: resources.payBaseUrl } : {}),
+  });
   return withActivityBoundary<Activities>({
     // Housekeeping
     purgeIdempotencyKeys: () => db.read((sql) => purgeIdempotencyKeys(sql, config.idempotencyRetentionDays)),
@@ -100,6 +126,13 @@ export function createActivities(
     recordInvoiceMail: (invoiceId, attempt) => recordInvoiceMail(mail, invoiceId, attempt as MailAttempt),
     markInvoiceMailUndeliverable: (invoiceId, reason) => markInvoiceMailUndeliverable(mail, invoiceId, reason),
     renderPaymentReceipt: (paymentId) => renderPaymentReceipt({ db, keyring: resources.keyring, pdf: resources.pdf, documents }, paymentId),
+    // Dunning
+    takeDunningStep: (organizationId, invoiceId) => takeDueDunningStep(db, organizationId, invoiceId),
+    renderReminder: (reminderId) =>
+      renderReminderDocument({ db, keyring: resources.keyring, pdf: resources.pdf, documents, ...(resources.payBaseUrl ? { payBaseUrl: resources.payBaseUrl } : {}) }, reminderId),
+    deliverReminder: (reminderId) => deliverReminder(reminderDelivery(), reminderId),
+    recordReminderDelivery: (reminderId, attempt) => recordReminderDelivery({ db }, reminderId, attempt as ReminderDeliveryAttempt),
+    markReminderUndeliverable: (reminderId, reason) => markReminderUndeliverable({ db }, reminderId, reason),
     // Webhooks
     deliverWebhook: (deliveryId) => deliverWebhook(webhooks, deliveryId),
     fanOutAndDeliver: (eventId, organizationId) => fanOutAndDeliver(webhooks, eventId, organizationId),

@@ -6,6 +6,7 @@ import { createWebhookDelivery, type WebhookDeliveryActivities } from './webhook
 import { createWebhookEvents, type WebhookEventsActivities } from './webhook-events.ts';
 import { createBusinessClock, type BusinessClockActivities } from './business-clock.ts';
 import { createPaymentReceipt, type PaymentReceiptActivities } from './payment-receipt.ts';
+import { createDunning, type DunningActivities } from './dunning.ts';
 
 /** Every side effect the workflows call, injected so that workflow files never touch the database themselves. */
 export type Activities = HousekeepingActivities &
@@ -14,7 +15,8 @@ export type Activities = HousekeepingActivities &
   WebhookDeliveryActivities &
   WebhookEventsActivities &
   BusinessClockActivities &
-  PaymentReceiptActivities;
+  PaymentReceiptActivities &
+  DunningActivities;
 
 /** The Restate services, objects and workflows the endpoint serves. */
 export function createServices(activities: Activities): EndpointOptions['services'] {
@@ -26,5 +28,6 @@ export function createServices(activities: Activities): EndpointOptions['service
     createWebhookDelivery(activities),
     createBusinessClock(activities),
     createPaymentReceipt(activities),
+    createDunning(activities),
   ];
 }

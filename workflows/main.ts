@@ -14,7 +14,7 @@ import type { PdfRenderer } from '../services/documents/pdf-renderer.ts';
 import { startEventRelay, type RunningRelay } from '../services/events/event-relay.ts';
 import { createRestateEventForwarder } from '../services/events/restate-event-forwarder.ts';
 import type { Mailer } from '../services/mail/mail-port.ts';
-import { readConfig, type Config } from '../services/shared/config.ts';
+import { payBaseUrl, readConfig, type Config } from '../services/shared/config.ts';
 import { createKeyring, type Keyring } from '../services/shared/crypto.ts';
 import { createSql, Db } from '../services/shared/db.ts';
 import { resolveMasterKey } from '../services/shared/dev-secrets.ts';
@@ -64,6 +64,11 @@ type WorkflowsConfig = Pick<
   | 'encryptionKey'
   | 'nodeEnv'
   | 'webhookAllowLoopback'
+  | 'letterApiUrl'
+  | 'letterApiKey'
+  | 'payBaseUrl'
+  | 'payHost'
+  | 'payPort'
 >;
 
 export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOptions = {}): Promise<RunningWorkflows> {
@@ -93,6 +98,7 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
         ...(config.restateIngressUrl ? { webhookHandOff: restateWebhookHandOff(config.restateIngressUrl) } : {}),
         drainEventOutbox: () => relay?.drain() ?? Promise.resolve(),
         log,
+        payBaseUrl: payBaseUrl(config),
       }),
       host: config.workflowsHost,
       port: config.workflowsPort,

@@ -790,6 +790,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/invoices/{invoiceId}/reminders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An invoice's reminders, oldest first, with the engine's next planned one
+         * @description `meta.maxReminders` is the plan's number of fee-bearing reminders; `meta.nextReminder` the next reminder the engine plans and its date (null when none is left). A draft: 422 invoice_not_issued.
+         *
+         *     Requires scope `reminders:read`.
+         */
+        get: operations["listInvoiceReminders"];
+        put?: never;
+        /**
+         * Send the next reminder now
+         * @description Takes the next reminder number, by e-mail (or a letter when `letterFallback` is on and the customer has no e-mail), with the fee the law allows today (none sooner than 10 days after the previous fee, at most 3 fees per invoice and per continuous arrears). 422 reminder_not_eligible (not issued, not past due, nothing to pay, in collections), reminder_limit_reached (3 reminders already), customer_email_missing, customer_address_missing; nothing is recorded then.
+         *
+         *     Requires scope `reminders:write`.
+         */
+        post: operations["sendInvoiceReminder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1204,6 +1232,19 @@ export interface components {
         Metadata: {
             [key: string]: string;
         };
+        /**
+         * NextReminder
+         * @description The engine's next planned reminder of the invoice and its date
+         */
+        NextReminder: {
+            type: "payment_reminder" | "reminder";
+            reminderNumber: number | null;
+            /**
+             * Format: date
+             * @description Calendar date, YYYY-MM-DD
+             */
+            date: string;
+        };
         /** Payment */
         Payment: {
             /**
@@ -1301,6 +1342,39 @@ export interface components {
             reminderNumber: number;
             /** @description Days after the due date; strictly increasing from reminder to reminder */
             daysAfterDue: number;
+        };
+        /** ReminderHistoryItem */
+        ReminderHistoryItem: {
+            /**
+             * Format: uuid
+             * @description Resource id (UUID)
+             */
+            id: string;
+            /** @description `payment_reminder` is the free reminder before the fee-bearing ones */
+            type: "payment_reminder" | "reminder";
+            reminderNumber: number | null;
+            /** @description The fee this reminder added to the balance (0 when the law allowed none) */
+            feeOere: number;
+            channel: ("email" | "letter") | null;
+            status: "sent" | "failed";
+            failureCode: string | null;
+            /** @description The plan's last reminder, which is also the demand letter (påkrav) */
+            demandLetter: boolean;
+            /**
+             * Format: date
+             * @description Calendar date, YYYY-MM-DD
+             */
+            deadline: string;
+            source: "automatic" | "manual";
+            /** Format: date-time */
+            sentAt: string;
+        };
+        /** ReminderSent */
+        ReminderSent: {
+            reminderNumber: number;
+            feeOere: number;
+            /** @description The plan's last reminder has been sent: the invoice can be handed to debt collection */
+            collectionsReady: boolean;
         };
         /**
          * ReminderSettings
@@ -6643,6 +6717,221 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["ReminderSettings"];
+                        /** @description Response metadata */
+                        meta: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope: the key lacks the scope this operation requires */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: the id is unknown or belongs to another organisation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description idempotency_conflict or idempotency_in_progress (mutations) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unsupported_media_type: bodies must be application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A business rule refused the request (see the error code) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: see Retry-After and RateLimit-* headers */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listInvoiceReminders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Invoice id (UUID) */
+                invoiceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ReminderHistoryItem"][];
+                        meta: {
+                            /** @description The plan's number of fee-bearing reminders */
+                            maxReminders: number;
+                            nextReminder: components["schemas"]["NextReminder"] | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope: the key lacks the scope this operation requires */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: the id is unknown or belongs to another organisation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A business rule refused the request (see the error code) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: see Retry-After and RateLimit-* headers */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    sendInvoiceReminder: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description One key per logical operation */
+                "idempotency-key": string;
+            };
+            path: {
+                /** @description Invoice id (UUID) */
+                invoiceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ReminderSent"];
                         /** @description Response metadata */
                         meta: {
                             [key: string]: unknown;

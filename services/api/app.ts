@@ -8,6 +8,7 @@ import type { PdfRenderer } from '../documents/pdf-renderer.ts';
 import type { InvoiceMailDispatch } from '../invoices/send-invoice.ts';
 import type { ReceiptDispatch } from '../payments/receipt-dispatch.ts';
 import type { Wakeups } from '../clock/wakeups.ts';
+import type { EngineClient } from '../shared/engine-client.ts';
 import type { Resolver } from '../webhooks/url-policy.ts';
 import { trackingRoutes } from './routes/tracking.ts';
 import { DomainError } from '../shared/errors.ts';
@@ -67,6 +68,11 @@ export interface AppDeps {
    * organisation's open invoices with the new settings. A failure is logged, not answered: the settings are committed.
    */
   onReminderSettingsChanged?: (organizationId: string) => Promise<void>;
+  /**
+   * Pokes durable work listed in the wake index right after the commit that made it due (a manual reminder's
+   * document and mail). Without it the housekeeping loop pokes it within a minute or two.
+   */
+  engine?: Pick<EngineClient, 'poke'>;
 }
 
 /** Every authenticated route with its scope: the docs test checks each one appears in the OpenAPI document. */

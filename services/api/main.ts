@@ -15,6 +15,8 @@ import { createChromiumRenderer } from '../../activities/pdf/chromium-renderer.t
 import { createPostgresDocumentStore } from '../documents/postgres-document-store.ts';
 import { createBusinessClock } from '../clock/business-clock.ts';
 import { createRestateWakeups } from '../clock/wakeups.ts';
+import { replanDunning } from '../reminders/replan-dunning.ts';
+import { createEngineClient } from '../shared/engine-client.ts';
 import { createRestateMailDispatch } from '../invoices/restate-mail-dispatch.ts';
 import { createRestateReceiptDispatch } from '../payments/receipt-dispatch.ts';
 import type { InvoiceMailDispatch } from '../invoices/send-invoice.ts';
@@ -109,6 +111,8 @@ export async function startApi(config: ApiConfig, opts: StartApiOptions = {}): P
       payBaseUrl: payBaseUrl(config),
       publicApiUrl: config.publicApiUrl,
       ...(config.restateIngressUrl ? { receiptDispatch: createRestateReceiptDispatch(config.restateIngressUrl) } : {}),
+      ...(config.restateIngressUrl ? { engine: createEngineClient(config.restateIngressUrl) } : {}),
+      onReminderSettingsChanged: (org) => replanDunning(db, config.restateIngressUrl ? createRestateWakeups(config.restateIngressUrl) : undefined, org),
       ...(opts.logStream ? { logStream: opts.logStream } : {}),
     });
     await app.listen({ host: config.host, port: config.port });

@@ -77,6 +77,8 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'POST /v1/test-clock/advance': 'advanceTestClock',
   'GET /v1/reminder-settings': 'getReminderSettings',
   'PUT /v1/reminder-settings': 'replaceReminderSettings',
+  'GET /v1/invoices/:invoiceId/reminders': 'listInvoiceReminders',
+  'POST /v1/invoices/:invoiceId/reminders': 'sendInvoiceReminder',
 };
 
 /** The `operationId` of a route, from the table above. */

@@ -100,7 +100,12 @@ export async function creditInvoice(
   // The credit note's own story: made and issued in this one step, like an invoice created with ?issue=true.
   await recordTimeline(sql, organizationId, id, 'created');
   await recordTimeline(sql, organizationId, id, 'issued', { number });
-  await sql`UPDATE invoices SET updated_at = now() WHERE organization_id = ${organizationId} AND id = ${invoiceId}`;
+  // A credit that leaves nothing to pay (no fees left over) ends the invoice's overdue stretch: the dunning engine reads
+  // settled_on to find where a customer's continuous arrears began, and ends the invoice's lifecycle on its next wake.
+  const settles = original.reminder_fee_oere - original.paid_oere <= 0;
+  await sql`
+    UPDATE invoices SET updated_at = now()${settles ? sql`, settled_on = coalesce(settled_on, ${issueDate}::date)` : sql``}
+    WHERE organization_id = ${organizationId} AND id = ${invoiceId}`;
   await recordEvent(sql, {
     organizationId,
     type: 'invoice.credited',

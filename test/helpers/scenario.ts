@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createFileMailer } from '../../activities/mail/file-mailer.ts';
+import { createLocalLetterService } from '../../activities/letters/local-letters.ts';
 import { freePort } from '../../deploy/local/ports.ts';
 import { dueWakes } from '../../services/clock/wake-index.ts';
 import { createRestateWakeups } from '../../services/clock/wakeups.ts';
@@ -11,6 +12,8 @@ import { startEventRelay, type RunningRelay } from '../../services/events/event-
 import { createRestateEventForwarder } from '../../services/events/restate-event-forwarder.ts';
 import { createRestateMailDispatch } from '../../services/invoices/restate-mail-dispatch.ts';
 import { createRestateReceiptDispatch } from '../../services/payments/receipt-dispatch.ts';
+import { replanDunning } from '../../services/reminders/replan-dunning.ts';
+import { createEngineClient } from '../../services/shared/engine-client.ts';
 import { createActivities, registerDeployment, restateWebhookHandOff, startWorkflowsEndpoint, type WorkflowsEndpoint } from '../../workflows/main.ts';
 import { call, createTestOrg, startTestApp, testDb, testRenderer, type ApiResponse, type TestApp, type TestOrg } from './context.ts';
 import { startTestRestate, type TestRestate } from './restate.ts';
@@ -34,6 +37,8 @@ export interface Scenario {
   restate: TestRestate;
   /** Where the mails went (.eml files). */
   mailDir: string;
+  /** Where the letters went (PDF and JSON sidecar per letter). */
+  letterDir: string;
   /** A company customer with an e-mail address (or the body given). */
   customer(body?: Record<string, unknown>): Promise<string>;
   /** Creates and issues an invoice (`send: true` also mails it); returns the invoice as the API shows it. */
@@ -68,6 +73,7 @@ export async function startScenario(opts: { orgName?: string } = {}): Promise<Sc
   const restate = await startTestRestate();
   const { db, keyring } = testDb();
   const mailDir = mkdtempSync(join(tmpdir(), 'faktura-scenario-mail-'));
+  const letterDir = mkdtempSync(join(tmpdir(), 'faktura-scenario-letters-'));
   const silent = new Writable({ write: (_c, _e, cb) => cb() });
   let endpoint: WorkflowsEndpoint | undefined;
   let relay: RunningRelay | undefined;
@@ -83,6 +89,8 @@ export async function startScenario(opts: { orgName?: string } = {}): Promise<Sc
           pdf: testRenderer(),
           webhookHandOff: restateWebhookHandOff(restate.ingressUrl),
           drainEventOutbox: () => relay?.drain() ?? Promise.resolve(),
+          letters: createLocalLetterService(letterDir, () => {}),
+          payBaseUrl: 'http://127.0.0.1:3001',
         },
       ),
       host: '127.0.0.1',
@@ -96,6 +104,8 @@ export async function startScenario(opts: { orgName?: string } = {}): Promise<Sc
       receiptDispatch: createRestateReceiptDispatch(restate.ingressUrl),
       wakeups: createRestateWakeups(restate.ingressUrl),
       webhooks: { allowLoopback: true },
+      engine: createEngineClient(restate.ingressUrl),
+      onReminderSettingsChanged: (org) => replanDunning(db, createRestateWakeups(restate.ingressUrl), org),
     });
   } catch (err) {
     await api?.close();
@@ -135,6 +145,7 @@ export async function startScenario(opts: { orgName?: string } = {}): Promise<Sc
     api: app,
     restate,
     mailDir,
+    letterDir,
     customer,
     async issue(o = {}) {
       const customerId = o.customerId ?? (await customer());

@@ -13,6 +13,7 @@ import { paymentRoutes } from './payments.ts';
 import { paymentLinkRoutes } from './payment-links.ts';
 import { receiptRoutes } from './receipts.ts';
 import { reminderSettingsRoutes } from './reminder-settings.ts';
+import { reminderRoutes } from './reminders.ts';
 
 export function registerV1Routes(app: FastifyInstance, deps: AppDeps): void {
   discoveryRoutes(app);
@@ -28,4 +29,5 @@ export function registerV1Routes(app: FastifyInstance, deps: AppDeps): void {
   paymentLinkRoutes(app, deps);
   receiptRoutes(app, deps);
   reminderSettingsRoutes(app, deps);
+  reminderRoutes(app, deps);
 }

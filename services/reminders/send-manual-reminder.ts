@@ -1,0 +1,47 @@
+import type { ReminderSent } from '../../contracts/reminder-history.ts';
+import type { Queryable } from '../shared/db.ts';
+import { DomainError, notFound } from '../shared/errors.ts';
+import { isIssued } from '../invoices/invoice-lifecycle.ts';
+import { MAX_NUMBERED_REMINDERS } from './reminder-policy.ts';
+import { chooseChannel, loadDunningContext, scheduleDunning, takeReminder } from './take-reminder-step.ts';
+
+/**
+ * `POST /v1/invoices/{id}/reminders`: sends the next numbered reminder now, in the caller's transaction with the
+ * invoice's row locked, exactly as the engine takes one (take-reminder-step.ts): the same numbering, fee rule and
+ * channel rule, so a manual and an automatic reminder racing for one invoice yield one reminder per number. The
+ * engine's plan moves on with it. The document and the mail follow after commit (the invoice's Dunning object is
+ * poked; its wake-index row is due now, so a lost poke only delays them).
+ */
+export async function sendManualReminder(sql: Queryable, organizationId: string, invoiceId: string): Promise<ReminderSent> {
+  const ctx = await loadDunningContext(sql, organizationId, invoiceId);
+  if (!ctx || ctx.invoice.type !== 'invoice') throw notFound('invoice_not_found', 'invoice');
+  const inv = ctx.invoice;
+  const notEligible = (why: string) => new DomainError('reminder_not_eligible', why);
+  if (!isIssued(inv.status)) throw notEligible('Only an issued invoice can be reminded.');
+  if (inv.status === 'collections') throw notEligible('The invoice has been handed over to debt collection.');
+  const balance = inv.gross_oere + inv.reminder_fee_oere - inv.paid_oere - inv.credited_oere;
+  if (balance <= 0 || inv.status === 'paid') throw notEligible('The invoice has nothing left to pay.');
+  if (inv.due_date === null || inv.due_date >= ctx.today) throw notEligible(`The invoice is not past due: its due date is ${inv.due_date}.`);
+  if (ctx.facts.principalOutstandingOere <= 0) throw notEligible('Only reminder fees are outstanding; they are not reminded.');
+  const numbered = ctx.facts.taken.filter((t) => t.type === 'reminder');
+  if (numbered.length >= MAX_NUMBERED_REMINDERS) {
+    throw new DomainError('reminder_limit_reached', `The invoice has had ${MAX_NUMBERED_REMINDERS} reminders, the most it may have.`);
+  }
+  const channel = chooseChannel(ctx);
+  if (channel.channel === null) {
+    throw channel.failureCode === 'customer_email_missing'
+      ? new DomainError('customer_email_missing', 'The customer has no e-mail address, and letter fallback is off in the reminder settings.')
+      : new DomainError('customer_address_missing', 'The customer has no e-mail address and no complete postal address (street, postal code, city) for a letter.');
+  }
+  const reminderNumber = numbered.length === 0 ? 1 : Math.max(...numbered.map((t) => t.reminderNumber ?? 0)) + 1;
+  const taken = await takeReminder(sql, ctx, {
+    type: 'reminder',
+    reminderNumber,
+    sentOn: ctx.today,
+    demandLetter: reminderNumber === ctx.settings.maxReminders,
+    source: 'manual',
+  });
+  // Due now: the engine renders and delivers it, then plans the next step from it.
+  await scheduleDunning(sql, organizationId, invoiceId, ctx.today);
+  return { reminderNumber, feeOere: taken.feeOere, collectionsReady: taken.collectionsReady };
+}

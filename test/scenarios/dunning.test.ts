@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { addDays } from '../../services/shared/clock.ts';
+import { call, testDb } from '../helpers/context.ts';
+import { startScenario, type Invoice, type Scenario } from '../helpers/scenario.ts';
+
+/**
+ * The dunning engine on a sandbox clock, as the law reads (danish-rules items 1–6; the reminder decisions): each
+ * story issues invoices through the API, moves the organisation's clock, and reads the history, the fees, the mails
+ * and the events the engine left. Real restate-server, PostgreSQL, Chromium and an .eml mailer.
+ */
+describe('scenario: dunning', function () {
+  this.timeout(180_000);
+  let s: Scenario;
+
+  before(async () => {
+    s = await startScenario({ orgName: 'Rykker Test ApS' });
+  });
+  after(async () => {
+    await s?.close();
+  });
+
+  interface HistoryItem {
+    type: string;
+    reminderNumber: number | null;
+    feeOere: number;
+    channel: string | null;
+    status: string;
+    failureCode: string | null;
+    demandLetter: boolean;
+    deadline: string;
+    source: string;
+    sentAt: string;
+  }
+  const history = async (id: string): Promise<{ data: HistoryItem[]; meta: { maxReminders: number; nextReminder: unknown } }> => {
+    const res = await call(s.api.app, 'GET', `/v1/invoices/${id}/reminders`, { key: s.org.apiKey });
+    assert.equal(res.status, 200, res.raw);
+    return res.body;
+  };
+  const sentOn = (h: HistoryItem) => h.sentAt.slice(0, 10);
+  const settings = async (body: Record<string, unknown>) => {
+    const res = await call(s.api.app, 'PUT', '/v1/reminder-settings', {
+      key: s.org.apiKey,
+      body: {
+        maxReminders: 3,
+        feeOere: null,
+        cadence: [
+          { reminderNumber: 1, daysAfterDue: 7 },
+          { reminderNumber: 2, daysAfterDue: 14 },
+          { reminderNumber: 3, daysAfterDue: 21 },
+        ],
+        autoCollections: false,
+        paymentReminderEnabled: false,
+        paymentReminderDays: 3,
+        letterFallback: false,
+        ...body,
+      },
+    });
+    assert.equal(res.status, 200, res.raw);
+  };
+  /** The .eml files carrying a Message-ID. */
+  const mailsWith = (messageId: string) =>
+    readdirSync(s.mailDir).filter((f) => readFileSync(join(s.mailDir, f), 'utf8').includes(`Message-ID: <${messageId.replace(/^<|>$/g, '')}>`));
+
+  it('default cadence: reminders on due + 7, + 17 and + 27 with the statutory fee, the third the demand letter', async () => {
+    await settings({});
+    const inv: Invoice = await s.issue({ paymentTermsDays: 14 });
+    const due = inv.dueDate;
+    await s.advance(14 + 40);
+    const { data, meta } = await history(inv.id);
+    assert.deepEqual(
+      data.map((h) => [h.type, h.reminderNumber, h.feeOere, h.channel, h.status, h.demandLetter, sentOn(h), h.deadline, h.source]),
+      [
+        ['reminder', 1, 10_000, 'email', 'sent', false, addDays(due, 7), addDays(due, 17), 'automatic'],
+        ['reminder', 2, 10_000, 'email', 'sent', false, addDays(due, 17), addDays(due, 27), 'automatic'],
+        ['reminder', 3, 10_000, 'email', 'sent', true, addDays(due, 27), addDays(due, 37), 'automatic'],
+      ],
+    );
+    assert.deepEqual(meta, { maxReminders: 3, nextReminder: null });
+    const after = await s.invoice(inv.id);
+    assert.deepEqual([after.status, after.reminderFeeOere, after.balanceOere], ['overdue', 30_000, inv.grossOere + 30_000]);
+    const types = await s.eventTypes();
+    assert.equal(types.filter((t) => t === 'invoice.overdue').length, 1);
+    const timeline = (await call(s.api.app, 'GET', `/v1/invoices/${inv.id}/timeline`, { key: s.org.apiKey })).body.data.map((t: { code: string }) => t.code);
+    assert.deepEqual(timeline.filter((c: string) => c === 'reminder' || c === 'collections_ready'), ['reminder', 'reminder', 'reminder', 'collections_ready']);
+    // Each reminder was mailed once, with its PDF, under its own stable Message-ID.
+    const [rows] = [await testDb().db.sql<{ message_id: string | null; delivery: string; document_sha256: Buffer | null }[]>`
+      SELECT message_id, delivery, document_sha256 FROM reminders WHERE invoice_id = ${inv.id} ORDER BY sent_on`];
+    assert.deepEqual(rows.map((r) => [r.delivery, r.document_sha256 !== null, /^<?reminder-[0-9a-f-]{36}@/.test(r.message_id ?? '')]), [
+      ['done', true, true],
+      ['done', true, true],
+      ['done', true, true],
+    ]);
+    for (const r of rows) assert.equal(mailsWith(r.message_id!).length, 1, r.message_id!);
+  });
+
+  it('a payment in full between reminders ends the plan; a partial payment does not', async () => {
+    const full = await s.issue({ paymentTermsDays: 14 });
+    const partial = await s.issue({ paymentTermsDays: 14 });
+    await s.advance(14 + 8);
+    assert.equal((await history(full.id)).data.length, 1);
+    await s.pay(full.id, full.grossOere + 10_000);
+    await s.pay(partial.id, 1000);
+    await s.advance(40);
+    assert.equal((await history(full.id)).data.length, 1, 'nothing after the payment in full');
+    assert.deepEqual((await history(full.id)).meta.nextReminder, null);
+    assert.equal((await history(partial.id)).data.length, 3, 'a partial payment changes nothing');
+  });
+});

@@ -1,0 +1,73 @@
+import * as restate from '@restatedev/restate-sdk';
+import { WORK, WORKFLOW_SERVICES, parseDunningKey, type WorkTarget } from '../contracts/workflows.ts';
+import type { DunningStep } from '../services/reminders/take-due-dunning-step.ts';
+import { RETRY, sendTo, step } from './shared/durable.ts';
+
+/**
+ * The dunning lifecycle of one issued invoice, as a virtual object keyed by `<organisation>:<invoice>`: its
+ * exclusive handler is the invoice's lease, so two wakes never take a step at once. It holds no timer and no state:
+ * the invoice's wake-index row is its schedule (moved by each step), and PostgreSQL holds what was taken. The
+ * decisions are the pure rules of services/reminders/reminder-policy.ts, applied inside `take-step`; this loop only
+ * runs the steps, so its journal (the Restate UI) shows each decision and each delivery of the invoice.
+ *
+ * One wake takes every step whose day has come, in order, each on its own date (a clock advance of 40 days takes 40
+ * days of steps), and renders and delivers each reminder before the next is taken. A crash anywhere repeats only
+ * what was not journaled: a reminder committed but not delivered is found again by `take-step` and delivered, never
+ * taken twice; its mail keeps its Message-ID.
+ */
+export const DUNNING = WORKFLOW_SERVICES.Dunning;
+
+export type ReminderDeliveryOutcome = { kind: string } & Record<string, unknown>;
+
+export interface DunningActivities {
+  takeDunningStep(organizationId: string, invoiceId: string): Promise<DunningStep>;
+  renderReminder(reminderId: string): Promise<{ status: string }>;
+  deliverReminder(reminderId: string): Promise<ReminderDeliveryOutcome>;
+  recordReminderDelivery(reminderId: string, attempt: ReminderDeliveryOutcome): Promise<{ delivery: string }>;
+  markReminderUndeliverable(reminderId: string, reason: string): Promise<{ delivery: string }>;
+  parkWork(target: WorkTarget, error: string): Promise<boolean>;
+}
+
+/** Steps one wake takes at most before it hands the rest to a fresh invocation (a short journal per invocation). */
+const STEPS_PER_WAKE = 16;
+
+export type DunningResult = { steps: number; ended: 'done' | 'wait' | 'parked' | 'continued'; next?: string };
+
+export function createDunning(activities: DunningActivities) {
+  return restate.object({
+    name: DUNNING,
+    handlers: {
+      wake: async (ctx: restate.ObjectContext): Promise<DunningResult> => {
+        const { organizationId, invoiceId } = parseDunningKey(ctx.key);
+        const park = async (error: string): Promise<DunningResult> => {
+          await ctx.run('park', () => activities.parkWork(WORK.dunning(organizationId, invoiceId), error), RETRY.database);
+          return { steps: 0, ended: 'parked' };
+        };
+        for (let i = 0; i < STEPS_PER_WAKE; i++) {
+          const taken = await step(ctx, `take-step-${i}`, () => activities.takeDunningStep(organizationId, invoiceId), 'database');
+          if (!taken.ok) return park(taken.failed);
+          const s = taken.value;
+          if (s.kind === 'done') return { steps: i, ended: 'done' };
+          if (s.kind === 'wait') return { steps: i, ended: 'wait', next: s.date };
+          if (s.kind === 'noted') continue;
+          if (!s.documented) {
+            const rendered = await step(ctx, `render-${i}`, () => activities.renderReminder(s.reminderId), 'render');
+            if (!rendered.ok) return park(rendered.failed);
+          }
+          if (s.delivery === 'pending') {
+            const attempt = await step(ctx, `deliver-${i}`, () => activities.deliverReminder(s.reminderId), 'mail');
+            const recorded = attempt.ok
+              ? await step(ctx, `record-${i}`, () => activities.recordReminderDelivery(s.reminderId, attempt.value), 'database')
+              : await step(ctx, `give-up-${i}`, () => activities.markReminderUndeliverable(s.reminderId, attempt.failed), 'database');
+            if (!recorded.ok) return park(recorded.failed);
+          }
+        }
+        // Many steps at once (a long clock advance): the rest in a fresh invocation, after this one's journal.
+        sendTo(ctx, { service: 'Dunning', handler: 'wake', key: ctx.key, input: null });
+        return { steps: STEPS_PER_WAKE, ended: 'continued' };
+      },
+    },
+  });
+}
+
+export type Dunning = ReturnType<typeof createDunning>;
