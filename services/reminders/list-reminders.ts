@@ -16,7 +16,8 @@ export async function listReminders(
 ): Promise<{ items: ReminderHistoryItem[]; maxReminders: number; nextReminder: { type: 'payment_reminder' | 'reminder'; reminderNumber: number | null; date: string } | null }> {
   // Read as the engine reads, without its lock, so `nextReminder` is exactly what the engine would plan now.
   const ctx = await loadDunningContext(sql, organizationId, invoiceId, { lock: false });
-  if (!ctx || ctx.invoice.type !== 'invoice') throw notFound('invoice_not_found', 'invoice');
+  // A credit note (readable at /v1/invoices/{id} too) has an empty history and nothing planned: it is never reminded.
+  if (!ctx) throw notFound('invoice_not_found', 'invoice');
   if (!isIssued(ctx.invoice.status)) throw new DomainError('invoice_not_issued', 'A draft has no reminders; issue the invoice first.');
   const rows = await sql<
     {

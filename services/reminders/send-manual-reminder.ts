@@ -14,9 +14,11 @@ import { chooseChannel, loadDunningContext, scheduleDunning, takeReminder } from
  */
 export async function sendManualReminder(sql: Queryable, organizationId: string, invoiceId: string): Promise<ReminderSent> {
   const ctx = await loadDunningContext(sql, organizationId, invoiceId);
-  if (!ctx || ctx.invoice.type !== 'invoice') throw notFound('invoice_not_found', 'invoice');
+  if (!ctx) throw notFound('invoice_not_found', 'invoice');
   const inv = ctx.invoice;
   const notEligible = (why: string) => new DomainError('reminder_not_eligible', why);
+  // A credit note is readable at /v1/invoices/{id} like any invoice, but there is nothing to remind on it.
+  if (inv.type !== 'invoice') throw notEligible('A credit note is never reminded.');
   if (!isIssued(inv.status)) throw notEligible('Only an issued invoice can be reminded.');
   if (inv.status === 'collections') throw notEligible('The invoice has been handed over to debt collection.');
   const balance = inv.gross_oere + inv.reminder_fee_oere - inv.paid_oere - inv.credited_oere;
