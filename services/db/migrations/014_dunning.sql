@@ -17,8 +17,9 @@ BEGIN
 END $$;
 CREATE TRIGGER invoices_dunning BEFORE UPDATE OF status ON invoices FOR EACH ROW EXECUTE FUNCTION invoices_dunning();
 
--- Invoices issued before the engine existed join it: each open one is looked at the day after its due date.
+-- Invoices issued before the engine existed join it: each open one is looked at the day after its due date (one in
+-- collections ends its lifecycle at that first look).
 INSERT INTO wake_index (service, handler, key, organization_id, due_at)
 SELECT 'Dunning', 'wake', organization_id::text || ':' || id::text, organization_id, (due_date + 1)::timestamp AT TIME ZONE 'Europe/Copenhagen'
-FROM invoices WHERE type = 'invoice' AND status IN ('issued', 'overdue') AND due_date IS NOT NULL
+FROM invoices WHERE type = 'invoice' AND status IN ('issued', 'overdue', 'collections') AND due_date IS NOT NULL
 ON CONFLICT DO NOTHING;
