@@ -51,6 +51,11 @@ export interface DunningFacts {
   taken: readonly TakenReminder[];
   /** Limitation warnings already written. */
   warned: readonly LimitationWarning[];
+  /**
+   * The day the lifecycle began (the invoice's issue date). No step is dated before it: an invoice issued after its
+   * due date is not reminded as of days it did not exist (docs/reminders.md, "Decisions the engine takes").
+   */
+  startedOn?: string;
 }
 
 export type PlannedStep =
@@ -71,7 +76,7 @@ const lastFeeBearing = (taken: readonly TakenReminder[]): TakenReminder | undefi
 const maxDate = (a: string, b: string): string => (a > b ? a : b);
 
 /** The next numbered reminder of the plan with its date, or null when the plan's reminders are all taken. */
-export function nextReminder(facts: Pick<DunningFacts, 'dueDate' | 'taken'>, settings: ReminderPlanSettings): Extract<PlannedStep, { kind: 'reminder' }> | null {
+export function nextReminder(facts: Pick<DunningFacts, 'dueDate' | 'taken' | 'startedOn'>, settings: ReminderPlanSettings): Extract<PlannedStep, { kind: 'reminder' }> | null {
   const numbered = facts.taken.filter((t) => t.type === 'reminder');
   const n = numbered.length === 0 ? 1 : Math.max(...numbered.map((t) => t.reminderNumber ?? 0)) + 1;
   if (n > settings.maxReminders || n > MAX_NUMBERED_REMINDERS) return null;
@@ -80,15 +85,22 @@ export function nextReminder(facts: Pick<DunningFacts, 'dueDate' | 'taken'>, set
   const planned = addDays(facts.dueDate, cadence.daysAfterDue);
   // § 9 b floor: never sooner than 10 days after this invoice's previous fee-bearing reminder.
   const previousFee = lastFeeBearing(facts.taken);
-  const date = previousFee ? maxDate(planned, addDays(previousFee.sentOn, FEE_INTERVAL_DAYS)) : planned;
+  let date = previousFee ? maxDate(planned, addDays(previousFee.sentOn, FEE_INTERVAL_DAYS)) : planned;
+  // A plan that began after this date (issued late) takes the reminder on its first day, and after the previous
+  // reminder's deadline: reminders the clamp would gather on one day come DEADLINE_DAYS apart instead.
+  if (facts.startedOn !== undefined && date < facts.startedOn) {
+    const previous = facts.taken.at(-1);
+    date = previous ? maxDate(facts.startedOn, addDays(previous.sentOn, DEADLINE_DAYS)) : facts.startedOn;
+  }
   return { kind: 'reminder', reminderNumber: n, date, demandLetter: n === settings.maxReminders };
 }
 
 /** The free payment reminder's date, when the plan has one still to take (only before any numbered reminder). */
-function nextPaymentReminder(facts: Pick<DunningFacts, 'dueDate' | 'taken'>, settings: ReminderPlanSettings): PlannedStep | null {
+function nextPaymentReminder(facts: Pick<DunningFacts, 'dueDate' | 'taken' | 'startedOn'>, settings: ReminderPlanSettings): PlannedStep | null {
   if (!settings.paymentReminderEnabled) return null;
   if (facts.taken.some((t) => t.type === 'payment_reminder' || t.type === 'reminder')) return null;
-  return { kind: 'payment_reminder', date: addDays(facts.dueDate, settings.paymentReminderDays) };
+  const planned = addDays(facts.dueDate, settings.paymentReminderDays);
+  return { kind: 'payment_reminder', date: facts.startedOn !== undefined ? maxDate(planned, facts.startedOn) : planned };
 }
 
 /**
@@ -101,7 +113,10 @@ export function nextStep(facts: DunningFacts, settings: ReminderPlanSettings): P
   const barred = timeBarredOn(facts.dueDate);
   const candidates: PlannedStep[] = [];
   for (const daysBefore of LIMITATION_WARNING_DAYS) {
-    if (!facts.warned.includes(daysBefore)) candidates.push({ kind: 'limitation_warning', daysBefore, date: addDays(barred, -daysBefore) });
+    const date = addDays(barred, -daysBefore);
+    // A warning whose day came before the lifecycle began is not written late (nor for a claim already barred).
+    if (facts.startedOn !== undefined && date < facts.startedOn) continue;
+    if (!facts.warned.includes(daysBefore)) candidates.push({ kind: 'limitation_warning', daysBefore, date });
   }
   const pr = nextPaymentReminder(facts, settings);
   if (pr) candidates.push(pr);

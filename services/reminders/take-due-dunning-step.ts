@@ -1,6 +1,6 @@
-import type { Db } from '../shared/db.ts';
+import type { Db, Queryable } from '../shared/db.ts';
 import { nextStep } from './reminder-policy.ts';
-import { loadDunningContext, noteLimitationWarning, scheduleDunning, takeReminder, unfinishedReminder, type TakenStep } from './take-reminder-step.ts';
+import { loadDunningContext, noteLimitationWarning, scheduleDunning, takeReminder, unfinishedReminder, type DunningContext, type TakenStep } from './take-reminder-step.ts';
 
 /**
  * One step of an invoice's dunning lifecycle, for the Dunning workflow (workflows/dunning.ts), in one transaction
@@ -18,10 +18,15 @@ export type DunningStep =
   | { kind: 'done' }
   | { kind: 'wait'; date: string }
   | { kind: 'noted'; daysBefore: number; date: string }
-  | { kind: 'deliver'; reminderId: string; delivery: 'pending' | 'none'; documented: boolean; taken?: TakenStep };
+  | { kind: 'deliver'; reminderId: string; delivery: 'pending' | 'none'; documented: boolean; taken?: TakenStep }
+  /** A step of another invoice of the customer, dated earlier, was taken first: that invoice's lifecycle delivers it. */
+  | { kind: 'sibling'; invoiceId: string };
 
 export async function takeDueDunningStep(db: Db, organizationId: string, invoiceId: string): Promise<DunningStep> {
   return db.tx(async (tx) => {
+    // One customer's reminders are taken one at a time (their fees count together in the continuous arrears).
+    const [owner] = await tx<{ customer_id: string }[]>`SELECT customer_id FROM invoices WHERE organization_id = ${organizationId} AND id = ${invoiceId}`;
+    if (owner) await tx`SELECT pg_advisory_xact_lock(hashtextextended(${`dunning:${owner.customer_id}`}, 0))`;
     const ctx = await loadDunningContext(tx, organizationId, invoiceId);
     if (!ctx) {
       await scheduleDunning(tx, organizationId, invoiceId, null);
@@ -42,6 +47,14 @@ export async function takeDueDunningStep(db: Db, organizationId: string, invoice
       await noteLimitationWarning(tx, ctx, step.daysBefore, step.date);
       return { kind: 'noted', daysBefore: step.daysBefore, date: step.date };
     }
+    // ... and in the order of their dates: a catch-up that passed steps of several of the customer's invoices takes
+    // an earlier-dated step of another invoice first, so each fee decision sees what was sent before its date.
+    const earlier = await earlierSiblingStep(tx, ctx, step.date);
+    if (earlier) {
+      await takeReminder(tx, earlier.ctx, { ...earlier.step, source: 'automatic' });
+      await scheduleDunning(tx, organizationId, earlier.ctx.invoice.id, ctx.today);
+      return { kind: 'sibling', invoiceId: earlier.ctx.invoice.id };
+    }
     const taken = await takeReminder(tx, ctx, {
       type: step.kind,
       reminderNumber: step.kind === 'reminder' ? step.reminderNumber : null,
@@ -51,4 +64,36 @@ export async function takeDueDunningStep(db: Db, organizationId: string, invoice
     });
     return { kind: 'deliver', reminderId: taken.reminderId, delivery: taken.channel === null ? 'none' : 'pending', documented: false, taken };
   });
+}
+
+/**
+ * The earliest reminder step, dated before `before` and due by the business today, of the customer's other open
+ * invoices (ties: the lower invoice id), with that invoice locked; undefined when there is none.
+ */
+async function earlierSiblingStep(
+  tx: Queryable,
+  ctx: DunningContext,
+  before: string,
+): Promise<{ ctx: DunningContext; step: { type: 'payment_reminder' | 'reminder'; reminderNumber: number | null; sentOn: string; demandLetter: boolean } } | undefined> {
+  const siblings = await tx<{ id: string }[]>`
+    SELECT id FROM invoices
+    WHERE organization_id = ${ctx.organizationId} AND customer_id = ${ctx.invoice.customer_id} AND id <> ${ctx.invoice.id}
+      AND type = 'invoice' AND status IN ('issued', 'overdue') AND due_date < ${before}::date
+    ORDER BY id`;
+  let best: { id: string; date: string } | undefined;
+  for (const { id } of siblings) {
+    const other = await loadDunningContext(tx, ctx.organizationId, id, { lock: false });
+    if (!other) continue;
+    const step = nextStep(other.facts, other.settings);
+    if (!step || step.kind === 'limitation_warning' || step.date >= before || step.date > ctx.today) continue;
+    if (!best || step.date < best.date) best = { id, date: step.date };
+  }
+  if (!best) return undefined;
+  const locked = await loadDunningContext(tx, ctx.organizationId, best.id);
+  const step = locked && nextStep(locked.facts, locked.settings);
+  if (!locked || !step || step.kind === 'limitation_warning' || step.date >= before) return undefined;
+  return {
+    ctx: locked,
+    step: { type: step.kind, reminderNumber: step.kind === 'reminder' ? step.reminderNumber : null, sentOn: step.date, demandLetter: step.kind === 'reminder' && step.demandLetter },
+  };
 }

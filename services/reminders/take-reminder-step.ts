@@ -87,6 +87,7 @@ export async function loadDunningContext(sql: Queryable, organizationId: string,
       principalOutstandingOere: principal,
       taken: taken.map((t): TakenReminder => ({ type: t.type, reminderNumber: t.reminder_number, feeOere: t.fee_oere, sentOn: t.sent_on })),
       warned: warned.map((w) => w.days as LimitationWarning),
+      ...(invoice.issue_date ? { startedOn: invoice.issue_date } : {}),
     },
   };
 }
@@ -118,7 +119,8 @@ async function arrearsFeeReminders(sql: Queryable, ctx: DunningContext, on: stri
   if (start === null) return 0;
   const [row] = await sql<{ n: number }[]>`
     SELECT count(*)::int AS n FROM reminders
-    WHERE organization_id = ${ctx.organizationId} AND customer_id = ${ctx.invoice.customer_id} AND fee_oere > 0 AND sent_on >= ${start}::date`;
+    WHERE organization_id = ${ctx.organizationId} AND customer_id = ${ctx.invoice.customer_id} AND fee_oere > 0
+      AND sent_on >= ${start}::date AND sent_on <= ${on}::date`;
   return row!.n;
 }
 

@@ -86,6 +86,16 @@ describe('reminder policy: the plan', () => {
     assert.deepEqual(nextReminderStep(facts(), DEFAULTS), { type: 'reminder', reminderNumber: 1, date: '2026-01-17' });
     assert.deepEqual(nextReminderStep(facts(), { ...DEFAULTS, paymentReminderEnabled: true }), { type: 'payment_reminder', reminderNumber: null, date: '2026-01-13' });
   });
+
+  it('a plan that began after the due date takes nothing before it began, and spaces what it gathers 10 days apart', () => {
+    const late = { startedOn: '2026-03-01' };
+    assert.deepEqual(nextStep(facts([], late), DEFAULTS), { kind: 'reminder', reminderNumber: 1, date: '2026-03-01', demandLetter: false });
+    assert.deepEqual(nextStep(facts([r(1, '2026-03-01', 0)], late), DEFAULTS), { kind: 'reminder', reminderNumber: 2, date: '2026-03-11', demandLetter: false });
+    assert.deepEqual(nextReminderStep(facts([], late), { ...DEFAULTS, paymentReminderEnabled: true }), { type: 'payment_reminder', reminderNumber: null, date: '2026-03-01' });
+    // Issued within 90 days of limitation: only the 30-day warning is still ahead.
+    const warnings = nextStep(facts([r(1, '2028-11-20'), r(2, '2028-11-30'), r(3, '2028-12-10')], { startedOn: '2028-11-20' }), DEFAULTS);
+    assert.deepEqual(warnings, { kind: 'limitation_warning', daysBefore: 30, date: '2028-12-11' });
+  });
 });
 
 describe('reminder policy: the fee (Renteloven § 9 b)', () => {
