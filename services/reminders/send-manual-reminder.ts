@@ -3,7 +3,7 @@ import type { Queryable } from '../shared/db.ts';
 import { DomainError, notFound } from '../shared/errors.ts';
 import { isIssued } from '../invoices/invoice-lifecycle.ts';
 import { MAX_NUMBERED_REMINDERS } from './reminder-policy.ts';
-import { chooseChannel, loadDunningContext, scheduleDunning, takeReminder } from './take-reminder-step.ts';
+import { chooseChannel, loadDunningContext, lockCustomerDunning, scheduleDunning, takeReminder } from './take-reminder-step.ts';
 
 /**
  * `POST /v1/invoices/{id}/reminders`: sends the next numbered reminder now, in the caller's transaction with the
@@ -13,6 +13,7 @@ import { chooseChannel, loadDunningContext, scheduleDunning, takeReminder } from
  * poked; its wake-index row is due now, so a lost poke only delays them).
  */
 export async function sendManualReminder(sql: Queryable, organizationId: string, invoiceId: string): Promise<ReminderSent> {
+  await lockCustomerDunning(sql, organizationId, invoiceId);
   const ctx = await loadDunningContext(sql, organizationId, invoiceId);
   if (!ctx) throw notFound('invoice_not_found', 'invoice');
   const inv = ctx.invoice;

@@ -1,6 +1,6 @@
 import type { Db, Queryable } from '../shared/db.ts';
 import { nextStep } from './reminder-policy.ts';
-import { loadDunningContext, noteLimitationWarning, scheduleDunning, takeReminder, unfinishedReminder, type DunningContext, type TakenStep } from './take-reminder-step.ts';
+import { loadDunningContext, lockCustomerDunning, noteLimitationWarning, scheduleDunning, takeReminder, unfinishedReminder, type DunningContext, type TakenStep } from './take-reminder-step.ts';
 
 /**
  * One step of an invoice's dunning lifecycle, for the Dunning workflow (workflows/dunning.ts), in one transaction
@@ -25,8 +25,7 @@ export type DunningStep =
 export async function takeDueDunningStep(db: Db, organizationId: string, invoiceId: string): Promise<DunningStep> {
   return db.tx(async (tx) => {
     // One customer's reminders are taken one at a time (their fees count together in the continuous arrears).
-    const [owner] = await tx<{ customer_id: string }[]>`SELECT customer_id FROM invoices WHERE organization_id = ${organizationId} AND id = ${invoiceId}`;
-    if (owner) await tx`SELECT pg_advisory_xact_lock(hashtextextended(${`dunning:${owner.customer_id}`}, 0))`;
+    await lockCustomerDunning(tx, organizationId, invoiceId);
     const ctx = await loadDunningContext(tx, organizationId, invoiceId);
     if (!ctx) {
       await scheduleDunning(tx, organizationId, invoiceId, null);

@@ -7,7 +7,7 @@ import { findInvoiceRow, type InvoiceRow } from '../invoices/invoice-queries.ts'
 import { recordTimeline } from '../invoices/record-timeline.ts';
 import { addDays } from '../shared/clock.ts';
 import type { Queryable } from '../shared/db.ts';
-import { uuidv7 } from '../shared/ids.ts';
+import { isUuid, uuidv7 } from '../shared/ids.ts';
 import {
   arrearsStart,
   decideFee,
@@ -90,6 +90,16 @@ export async function loadDunningContext(sql: Queryable, organizationId: string,
       ...(invoice.issue_date ? { startedOn: invoice.issue_date } : {}),
     },
   };
+}
+
+/**
+ * One customer's reminder steps are taken one at a time, automatic and manual alike: their fees count together in
+ * the customer's continuous arrears. Taken before the invoice's row lock, in this order everywhere (no deadlock).
+ */
+export async function lockCustomerDunning(sql: Queryable, organizationId: string, invoiceId: string): Promise<void> {
+  if (!isUuid(invoiceId)) return;
+  const [owner] = await sql<{ customer_id: string }[]>`SELECT customer_id FROM invoices WHERE organization_id = ${organizationId} AND id = ${invoiceId}`;
+  if (owner) await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`dunning:${owner.customer_id}`}, 0))`;
 }
 
 /** The oldest reminder of the invoice whose document or delivery is still to do. */
