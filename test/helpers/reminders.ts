@@ -62,3 +62,19 @@ export async function insertReminder(org: TestOrg, inv: IssuedInvoice, r: Remind
   });
   return id;
 }
+
+/** A whole `PUT /v1/reminder-settings` body: the documented defaults, with `overrides`. */
+export const reminderSettingsBody = (overrides: Record<string, unknown> = {}): Record<string, unknown> => ({
+  maxReminders: 3,
+  feeOere: null,
+  cadence: [
+    { reminderNumber: 1, daysAfterDue: 7 },
+    { reminderNumber: 2, daysAfterDue: 14 },
+    { reminderNumber: 3, daysAfterDue: 21 },
+  ],
+  autoCollections: false,
+  paymentReminderEnabled: false,
+  paymentReminderDays: 3,
+  letterFallback: false,
+  ...overrides,
+});

@@ -11,7 +11,7 @@ import {
   type TestApp,
   type TestOrg,
 } from '../helpers/context.ts';
-import { insertReminder } from '../helpers/reminders.ts';
+import { insertReminder, reminderSettingsBody } from '../helpers/reminders.ts';
 import { sweepPastDue } from '../../services/customers/past-due-transitions.ts';
 import { updateOrganization } from '../../services/organizations/update-organization.ts';
 import { addDays } from '../../services/shared/clock.ts';
@@ -56,20 +56,7 @@ describe('Reminder history and ad-hoc reminders', () => {
     return res.body.data.today as string;
   };
   const putSettings = async (org: TestOrg, settings: Record<string, unknown>) => {
-    const body = {
-      maxReminders: 3,
-      feeOere: null,
-      cadence: [
-        { reminderNumber: 1, daysAfterDue: 7 },
-        { reminderNumber: 2, daysAfterDue: 14 },
-        { reminderNumber: 3, daysAfterDue: 21 },
-      ],
-      autoCollections: false,
-      paymentReminderEnabled: false,
-      paymentReminderDays: 3,
-      letterFallback: false,
-      ...settings,
-    };
+    const body = reminderSettingsBody(settings);
     const res = await call(t.app, 'PUT', '/v1/reminder-settings', { key: org.apiKey, body });
     assert.equal(res.status, 200, res.raw);
   };

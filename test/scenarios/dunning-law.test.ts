@@ -5,6 +5,7 @@ import { timeBarredOn } from '../../services/reminders/reminder-policy.ts';
 import { addDays } from '../../services/shared/clock.ts';
 import { call, testDb } from '../helpers/context.ts';
 import { startScenario, type Invoice, type Scenario } from '../helpers/scenario.ts';
+import { reminderSettingsBody } from '../helpers/reminders.ts';
 
 /**
  * The dunning engine walked through the calendar as the law reads (danish-rules items 1–6, the reminder decisions):
@@ -51,20 +52,7 @@ function helpers(get: () => Scenario) {
       return res.body.data;
     },
     async settings(body: Record<string, unknown>): Promise<void> {
-      const res = await req('PUT', '/v1/reminder-settings', {
-        maxReminders: 3,
-        feeOere: null,
-        cadence: [
-          { reminderNumber: 1, daysAfterDue: 7 },
-          { reminderNumber: 2, daysAfterDue: 14 },
-          { reminderNumber: 3, daysAfterDue: 21 },
-        ],
-        autoCollections: false,
-        paymentReminderEnabled: false,
-        paymentReminderDays: 3,
-        letterFallback: false,
-        ...body,
-      });
+      const res = await req('PUT', '/v1/reminder-settings', reminderSettingsBody(body));
       assert.equal(res.status, 200, res.raw);
     },
     /** Moves the clock to a business date (the story's dates are computed; the clock only moves forward). */

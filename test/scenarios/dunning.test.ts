@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { addDays } from '../../services/shared/clock.ts';
 import { call, testDb } from '../helpers/context.ts';
 import { startScenario, type Invoice, type Scenario } from '../helpers/scenario.ts';
+import { reminderSettingsBody } from '../helpers/reminders.ts';
 
 /**
  * The dunning engine on a sandbox clock, as the law reads (danish-rules items 1–6; the reminder decisions): each
@@ -42,20 +43,7 @@ describe('scenario: dunning', function () {
   const settings = async (body: Record<string, unknown>) => {
     const res = await call(s.api.app, 'PUT', '/v1/reminder-settings', {
       key: s.org.apiKey,
-      body: {
-        maxReminders: 3,
-        feeOere: null,
-        cadence: [
-          { reminderNumber: 1, daysAfterDue: 7 },
-          { reminderNumber: 2, daysAfterDue: 14 },
-          { reminderNumber: 3, daysAfterDue: 21 },
-        ],
-        autoCollections: false,
-        paymentReminderEnabled: false,
-        paymentReminderDays: 3,
-        letterFallback: false,
-        ...body,
-      },
+      body: reminderSettingsBody(body),
     });
     assert.equal(res.status, 200, res.raw);
   };
