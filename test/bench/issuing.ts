@@ -36,7 +36,7 @@ const LINES = [
 
 
 /** Runs `once` from `concurrency` loops for `durationSec` seconds; returns completions per second and latencies. */
-async function closedLoop(concurrency: number, durationSec: number, once: () => Promise<void>) {
+export async function closedLoop(concurrency: number, durationSec: number, once: () => Promise<void>) {
   const times: number[] = [];
   const end = performance.now() + durationSec * 1000;
   const start = performance.now();

@@ -19,6 +19,7 @@ import { customerBody, openBenchDatabase, prepare, type BenchDatabase, type Seed
 import { measure, sustained, type CpuProbe, type LoadSpec, type Measurement, type Window } from './load.ts';
 import { benchIssuing, formatIssuing, type IssuingFigures } from './issuing.ts';
 import { benchWebhooks, formatWebhooks, type WebhookFigures } from './webhooks.ts';
+import { benchDunning, formatDunning, type DunningFigures } from './dunning.ts';
 import { paymentRequest, seedPayments, type PaymentsSeed } from './payments.ts';
 import type autocannon from 'autocannon';
 import { SERVER_KINDS, type ReadyMessage, type ServerKind, type UsageMessage } from './protocol.ts';
@@ -35,8 +36,8 @@ function intEnv(name: string, dflt: number, min = 0): number {
   return n;
 }
 
-type RouteId = 'h' | 's' | 's50' | 'i' | 'c0' | 'p0' | 'get' | 'list' | 'post' | 'pay' | 'balance' | 'sustained' | 'issuing' | 'webhooks';
-const ROUTE_IDS: readonly RouteId[] = ['h', 's', 's50', 'i', 'c0', 'p0', 'get', 'list', 'post', 'pay', 'balance', 'sustained', 'issuing', 'webhooks'];
+type RouteId = 'h' | 's' | 's50' | 'i' | 'c0' | 'p0' | 'get' | 'list' | 'post' | 'pay' | 'balance' | 'sustained' | 'issuing' | 'webhooks' | 'dunning';
+const ROUTE_IDS: readonly RouteId[] = ['h', 's', 's50', 'i', 'c0', 'p0', 'get', 'list', 'post', 'pay', 'balance', 'sustained', 'issuing', 'webhooks', 'dunning'];
 /** Each diagnostic floor, the route it bounds and the baseline that route's target is measured against. */
 const FLOORS: readonly { route: RouteId; floor: RouteId; baseline: RouteId; what: string }[] = [
   { route: 'list', floor: 's50', baseline: 's', what: 'the same page query, mapped and serialised, without decryption, auth or response schema' },
@@ -592,6 +593,28 @@ async function main(): Promise<number> {
     console.log(formatWebhooks(webhooks));
   }
 
+  // Dunning: a clock advance with nothing due among 100 000 open invoices, and 2 000 reminders due at once against
+  // the renderer alone; a database, a restate-server and a workflows process of its own, like the webhook stage.
+  let dunning: DunningFigures | undefined;
+  if (wanted('dunning')) {
+    dunning = await benchDunning(await database.sibling('dunning'), keyring, {
+      idleInvoices: intEnv('BENCH_DUNNING_INVOICES', 100_000, 1),
+      burstInvoices: intEnv('BENCH_DUNNING_BURST', 2000, 1),
+      advances: intEnv('BENCH_DUNNING_ADVANCES', 3, 1),
+      concurrency: intEnv('BENCH_ISSUE_CONCURRENCY', 4, 1),
+      otherRenderPool: intEnv('BENCH_RENDER_POOL', 2, 1),
+      durationSec: settings.durationSec,
+      warmupSec: settings.warmupSec,
+      poolMax: settings.poolMax,
+      invocationsLimit: intEnv('BENCH_RESTATE_INVOCATIONS', 0),
+      masterKey,
+      profileDir,
+      log,
+    });
+    console.log('');
+    console.log(formatDunning(dunning));
+  }
+
   const all: [string, Measurement][] = [];
   for (const [id, ms] of Object.entries(perRound)) for (const m of ms) all.push([id, m]);
   if (sustainedResult) all.push(['sustained', sustainedResult.overall]);
@@ -617,6 +640,7 @@ async function main(): Promise<number> {
     balanceTarget,
     issuing,
     webhooks,
+    dunning,
     floors,
     sustained: sustainedResult ? { ...sustainedResult, windowSec: settings.windowSec, verdict } : undefined,
     invalid: [...new Set(invalid.map(([id]) => id))],

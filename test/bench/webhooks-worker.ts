@@ -1,6 +1,6 @@
 /**
- * The workflows process of the webhook bench, as production runs it: `runWorkflows` with the relay, the delivery
- * objects and the sweeps, in a process of its own (forked by webhooks.ts). Settings come as the environment the
+ * The workflows process of the webhook and dunning benches, as production runs it: `runWorkflows` with the relay, the delivery
+ * objects and the sweeps, in a process of its own (forked by webhooks.ts and dunning.ts). Settings come as the environment the
  * real entry point reads. Prints nothing; answers `ready` over IPC and stops on `stop`.
  */
 import { Writable } from 'node:stream';
