@@ -11,7 +11,7 @@ import { arm, disarm, isStaleWake, step, type ArmedTimer } from './shared/durabl
  *
  * `wake` is both the armed timer and a poke. A timer carries the token it was armed with; a timer whose token is
  * no longer current is stale and does nothing. A poke (no token: a new delivery, a replay, a test clock advance, the
- * overdue sweep) cancels the armed timer, re-reads the delivery, and attempts if it is due or re-arms if it is
+ * housekeeping loop) cancels the armed timer, re-reads the delivery, and attempts if it is due or re-arms if it is
  * not, so at most one timer is ever armed. Exclusive handlers of one key never overlap.
  */
 export const WEBHOOK_DELIVERY = WORKFLOW_SERVICES.WebhookDelivery;

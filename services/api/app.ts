@@ -51,12 +51,12 @@ export interface AppDeps {
   payBaseUrl?: string;
   /**
    * Hands a booked payment's receipt to the receipt workflow after commit. Without it (or when it fails) the
-   * workflows process's sweep picks the receipt up within a few minutes.
+   * housekeeping loop picks the receipt up within a minute or two.
    */
   receiptDispatch?: ReceiptDispatch;
   /**
    * Wakes timed steps that have come due (test clock advance, webhook replay, ping, reactivation). Without it the
-   * hand-off fails and is logged; the workflows process's overdue sweep wakes them within a minute or two.
+   * hand-off fails and is logged; the housekeeping loop wakes them within a minute or two.
    */
   wakeups?: Wakeups;
   /** Webhook URL rules: WEBHOOK_ALLOW_LOOPBACK, and the resolver registration checks names with (DNS by default). */

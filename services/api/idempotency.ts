@@ -24,7 +24,7 @@ export interface MutationResult {
   location?: string;
   /**
    * Runs once the transaction has committed (never on a replay): hands work to the durable engine. A failure here
-   * is logged, not answered: the effect is committed, and the engine's sweep picks the work up.
+   * is logged, not answered: the effect is committed, and the housekeeping loop picks the work up from the wake index.
    */
   afterCommit?: () => Promise<void>;
   /**

@@ -12,10 +12,10 @@ import { openStatuses } from '../invoices/invoice-lifecycle.ts';
  * What moves `pastDue`, and where it is reconciled:
  * - a payment or a credit note on an overdue invoice can only lower what is owed overdue: the payment's and the
  *   credit's own transaction, for a customer announced past due (so `customer.settled` is in the log when the
- *   payment's response is); one whose flag it read before a concurrent announcement leaves it to the sweep;
+ *   payment's response is); one whose flag it read before a concurrent announcement leaves it to the housekeeping loop's past-due job;
  * - time (invoices fall due, days accumulate): a test clock advance reconciles its organisation in its transaction;
  *   real time, an invoice issued with a due date already passed, and a changed threshold are reconciled by the
- *   workflows process's sweep, every minute.
+ *   housekeeping loop's past-due job, every minute.
  *
  * The customers are locked first and their state computed in a later statement, whose snapshot then holds every
  * change committed by an earlier lock holder: two reconciliations of one customer see each other, so a transition

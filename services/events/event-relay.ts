@@ -49,7 +49,7 @@ class Relay {
   private released: string[] = [];
   private pumping: Promise<void> | undefined;
   private again = false;
-  /** A hand-off failed: no new claims until the next sweep, so a down engine is not hammered. */
+  /** A hand-off failed: no new claims until the retry a few seconds later (or a notification), so a down engine is not hammered. */
   private failing = false;
   private closed = false;
   private retryTimer: NodeJS.Timeout | undefined;

@@ -34,7 +34,7 @@ export interface PayDeps {
   providerRoutes?: (app: FastifyInstance) => void;
   /** The pay page's public address: links, return and callback URLs are built on it. */
   payBaseUrl: string;
-  /** Hands a payment booked by a callback to the receipt workflow; without it the workflows sweep picks it up. */
+  /** Hands a payment booked by a callback to the receipt workflow; without it the housekeeping loop picks it up (the receipt request is in the wake index). */
   receiptDispatch?: ReceiptDispatch;
   logLevel: string;
   logStream?: NodeJS.WritableStream;
@@ -308,7 +308,7 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
     }
     if (handled.effect === 'booked' && handled.paymentId && deps.receiptDispatch) {
       await deps.receiptDispatch.dispatch(handled.paymentId).catch((err: unknown) =>
-        req.log.error({ err }, 'receipt hand-off failed; the payment is booked and the workflows sweep renders its receipt'),
+        req.log.error({ err }, 'receipt hand-off failed; the payment is booked and the housekeeping loop renders its receipt'),
       );
     }
     return reply.code(200).send({ received: true, effect: handled.effect });

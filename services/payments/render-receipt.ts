@@ -16,7 +16,7 @@ export type ReceiptResult = { status: 'rendered' | 'exists' | 'unknown' };
 
 /**
  * Renders and stores a payment's receipt, once. Idempotent, so the workflow may run it again after a crash and the
- * sweep may hand it on twice: a receipt that exists is left as it is (`exists`), and of two renders racing, the
+ * housekeeping loop may hand it on twice: a receipt that exists is left as it is (`exists`), and of two renders racing, the
  * first to commit is the receipt and the other's PDF is never referenced. Rendering happens outside any transaction;
  * the document and the pointer to it are committed together.
  */
