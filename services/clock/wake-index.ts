@@ -51,8 +51,12 @@ export async function dueWakes(db: Db, organizationId: string, after: WakeRef | 
     SELECT service, key, handler, due_at::text AS due_at FROM wake_index
     WHERE organization_id = ${organizationId} AND parked_at IS NULL AND due_at <= business_now(${organizationId})
       ${after ? sql`AND (due_at, service, key) > (${after.dueAt}::text::timestamptz, ${after.service}, ${after.key})` : sql``}
-    ORDER BY due_at, service, key
+    ORDER BY organization_id, due_at, service, key
     LIMIT ${limit}`);
+  // The order names the organisation first (it is fixed here, so the rows come out the same): only the
+  // (organization_id, due_at, service, key) index gives it, so the planner never walks the due_at index through other
+  // organisations' rows that are due before this one's business now (a sandbox clock far ahead would make that all
+  // of them).
   // due_at travels as text both ways: a timestamptz parameter would go through a JavaScript Date and lose the
   // microseconds, and the page would start again at its own last row.
   return rows.map((r) => ({ service: r.service, key: r.key, handler: r.handler, dueAt: r.due_at }));
