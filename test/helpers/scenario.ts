@@ -3,7 +3,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { createFileMailer } from '../../activities/mail/file-mailer.ts';
+import type { AddressInfo } from 'node:net';
+import { SMTPServer } from 'smtp-server';
+import { createSmtpMailer } from '../../activities/mail/smtp-mailer.ts';
 import { createLocalLetterService } from '../../activities/letters/local-letters.ts';
 import { freePort } from '../../deploy/local/ports.ts';
 import { dueWakes } from '../../services/clock/wake-index.ts';
@@ -20,7 +22,7 @@ import { startTestRestate, type TestRestate } from './restate.ts';
 
 /**
  * A calendar-walking scenario: one sandbox organisation on the whole stack (the API, a real restate-server with the
- * workflows endpoint, PostgreSQL, Chromium, an .eml mailer, the event relay), with the verbs a story needs:
+ * workflows endpoint, PostgreSQL, Chromium, an SMTP server on loopback, local letters, the event relay), with the verbs a story needs:
  * `customer`, `issue`, `advance`, `pay`, `today`, `settle`. Scenarios read like the timeline they test:
  *
  *   const s = await startScenario();
@@ -35,8 +37,8 @@ export interface Scenario {
   org: TestOrg;
   api: TestApp;
   restate: TestRestate;
-  /** Where the mails went (.eml files). */
-  mailDir: string;
+  /** Every mail the SMTP server on loopback accepted so far, as raw RFC 5322 text, in order. */
+  mails(): string[];
   /** Where the letters went (PDF and JSON sidecar per letter). */
   letterDir: string;
   /** A company customer with an e-mail address (or the body given). */
@@ -72,7 +74,24 @@ const DEFAULT_LINES = [{ description: 'Rådgivning', quantity: 1, unitPriceOere:
 export async function startScenario(opts: { orgName?: string } = {}): Promise<Scenario> {
   const restate = await startTestRestate();
   const { db, keyring } = testDb();
-  const mailDir = mkdtempSync(join(tmpdir(), 'faktura-scenario-mail-'));
+  // A real SMTP server on loopback takes the mails, as an organisation's mail relay would.
+  const received: string[] = [];
+  const smtp = new SMTPServer({
+    secure: false,
+    authOptional: true,
+    disabledCommands: ['AUTH', 'STARTTLS'],
+    logger: false,
+    onData: (stream, _session, cb) => {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        received.push(Buffer.concat(chunks).toString('utf8'));
+        cb();
+      });
+    },
+  });
+  await new Promise<void>((r) => smtp.listen(0, '127.0.0.1', () => r()));
+  const smtpUrl = `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`;
   const letterDir = mkdtempSync(join(tmpdir(), 'faktura-scenario-letters-'));
   const silent = new Writable({ write: (_c, _e, cb) => cb() });
   let endpoint: WorkflowsEndpoint | undefined;
@@ -85,7 +104,7 @@ export async function startScenario(opts: { orgName?: string } = {}): Promise<Sc
         { idempotencyRetentionDays: 30, mailFromAddress: 'no-reply@faktura.invalid', publicApiUrl: undefined, webhookAllowLoopback: true },
         {
           keyring,
-          mailer: createFileMailer(mailDir, () => {}),
+          mailer: createSmtpMailer(smtpUrl, () => {}),
           pdf: testRenderer(),
           webhookHandOff: restateWebhookHandOff(restate.ingressUrl),
           drainEventOutbox: () => relay?.drain() ?? Promise.resolve(),
@@ -112,6 +131,7 @@ export async function startScenario(opts: { orgName?: string } = {}): Promise<Sc
     await relay?.close();
     await endpoint?.close();
     await restate.stop();
+    await new Promise<void>((r) => smtp.close(() => r()));
     throw err;
   }
   const app = api;
@@ -144,7 +164,7 @@ export async function startScenario(opts: { orgName?: string } = {}): Promise<Sc
     org,
     api: app,
     restate,
-    mailDir,
+    mails: () => [...received],
     letterDir,
     customer,
     async issue(o = {}) {
@@ -181,6 +201,7 @@ export async function startScenario(opts: { orgName?: string } = {}): Promise<Sc
       await relay?.close();
       await endpoint?.close();
       await restate.stop();
+      await new Promise<void>((r) => smtp.close(() => r()));
     },
   };
 }

@@ -304,7 +304,7 @@ describe('scenario: dunning as the law reads', function () {
     const sent = await testDb().db.sql<{ message_id: string | null; delivery: string }[]>`
       SELECT message_id, delivery FROM reminders WHERE invoice_id = ${inv.id} ORDER BY sent_on`;
     assert.equal(sent.length, 4);
-    const emls = readdirSync(s.mailDir).map((f) => readFileSync(join(s.mailDir, f), 'utf8'));
+    const emls = s.mails();
     for (const r of sent) {
       assert.equal(r.delivery, 'done');
       const id = r.message_id!.replace(/^<|>$/g, '');

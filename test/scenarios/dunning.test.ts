@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { addDays } from '../../services/shared/clock.ts';
 import { call, testDb } from '../helpers/context.ts';
 import { startScenario, type Invoice, type Scenario } from '../helpers/scenario.ts';
@@ -9,7 +7,7 @@ import { reminderSettingsBody } from '../helpers/reminders.ts';
 /**
  * The dunning engine on a sandbox clock, as the law reads (danish-rules items 1–6; the reminder decisions): each
  * story issues invoices through the API, moves the organisation's clock, and reads the history, the fees, the mails
- * and the events the engine left. Real restate-server, PostgreSQL, Chromium and an .eml mailer.
+ * and the events the engine left. Real restate-server, PostgreSQL, Chromium and an SMTP server on loopback.
  */
 describe('scenario: dunning', function () {
   this.timeout(180_000);
@@ -47,9 +45,8 @@ describe('scenario: dunning', function () {
     });
     assert.equal(res.status, 200, res.raw);
   };
-  /** The .eml files carrying a Message-ID. */
-  const mailsWith = (messageId: string) =>
-    readdirSync(s.mailDir).filter((f) => readFileSync(join(s.mailDir, f), 'utf8').includes(`Message-ID: <${messageId.replace(/^<|>$/g, '')}>`));
+  /** The mails the SMTP server took that carry a Message-ID. */
+  const mailsWith = (messageId: string) => s.mails().filter((m) => m.includes(`Message-ID: <${messageId.replace(/^<|>$/g, '')}>`));
 
   it('default cadence: reminders on due + 7, + 17 and + 27 with the statutory fee, the third the demand letter', async () => {
     await settings({});
