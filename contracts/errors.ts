@@ -31,6 +31,8 @@ export const ErrorStatus = {
   idempotency_in_progress: 409,
   sku_already_exists: 409,
   account_number_already_exists: 409,
+  /** POST /v1/betingelse-accept: the idempotensnoegle is recorded with other content (the evidence never changes). */
+  evidence_conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   headers_too_large: 431,

@@ -818,6 +818,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/betingelse-accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record that terms were accepted (write-once evidence)
+         * @description Records which version of the terms (and the SHA-256 of their exact text) was accepted when, for an invoice (`fakturaId`), an order of yours (`eksternOrdreRef`) or both. The body is at most 32 KiB (413 `payload_too_large`). A new record answers 201. The same `idempotensnoegle` with the same content, under any Idempotency-Key, answers 200 with the stored record and `meta.replayed: true`; with other content 409 `evidence_conflict` (`details` name the fields that differ). "The same content" compares `accepteretKl` as an instant. `accepteretKl` is answered in UTC with `Z`. An unknown or another organisation's `fakturaId` (or a credit note's) is 404 `invoice_not_found`; with `fakturaId`, the invoice's timeline gets `terms_accepted`. The record is never changed or removed.
+         *
+         *     Requires scope `terms:accept`.
+         */
+        post: operations["acceptTerms"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1390,6 +1412,29 @@ export interface components {
             paymentReminderEnabled: boolean;
             paymentReminderDays: number;
             letterFallback: boolean;
+        };
+        /**
+         * TermsEvidence
+         * @description A write-once record of accepted terms
+         */
+        TermsEvidence: {
+            /**
+             * Format: uuid
+             * @description Resource id (UUID)
+             */
+            id: string;
+            fakturaId: string | null;
+            eksternOrdreRef: string | null;
+            betingelseVersion: string;
+            betingelseHash: string;
+            /** @description The accepted instant in UTC with `Z`: milliseconds (`.sssZ`), or microseconds when the instant has them */
+            accepteretKl: string;
+            idempotensnoegle: string;
+            /**
+             * Format: date-time
+             * @description UTC instant, ISO-8601
+             */
+            createdAt: string;
         };
         /** TestClock */
         TestClock: {
@@ -6932,6 +6977,149 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["ReminderSent"];
+                        /** @description Response metadata */
+                        meta: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope: the key lacks the scope this operation requires */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: the id is unknown or belongs to another organisation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description idempotency_conflict or idempotency_in_progress (mutations) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unsupported_media_type: bodies must be application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A business rule refused the request (see the error code) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: see Retry-After and RateLimit-* headers */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    acceptTerms: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description One key per logical operation */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Evidence that terms were accepted: `fakturaId`, `eksternOrdreRef` or both */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The invoice the terms were accepted for (this organisation's)
+                     */
+                    fakturaId?: string;
+                    /** @description The caller's own order reference */
+                    eksternOrdreRef?: string;
+                    /** @description The version of the terms accepted */
+                    betingelseVersion: string;
+                    /** @description SHA-256 of the exact accepted text: 64 lowercase hexadecimal characters */
+                    betingelseHash: string;
+                    /**
+                     * Format: date-time
+                     * @description When the terms were accepted: an ISO-8601 date-time with `Z` or a `±hh:mm` offset (required). Kept to the microsecond and answered in UTC with `Z`.
+                     */
+                    accepteretKl: string;
+                    /** @description De-duplicates the evidence record across requests, whatever their Idempotency-Key (it may equal it) */
+                    idempotensnoegle: string;
+                } & (unknown | unknown);
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["TermsEvidence"];
                         /** @description Response metadata */
                         meta: {
                             [key: string]: unknown;
