@@ -33,6 +33,7 @@ export const ErrorStatus = {
   account_number_already_exists: 409,
   /** POST /v1/betingelse-accept: the idempotensnoegle is recorded with other content (the evidence never changes). */
   evidence_conflict: 409,
+  case_conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   headers_too_large: 431,
@@ -44,6 +45,7 @@ export const ErrorStatus = {
   invoice_not_editable: 422,
   invalid_due_date: 422,
   invoice_not_issued: 422,
+  invoice_not_due: 422,
   invoice_not_creditable: 422,
   customer_email_missing: 422,
   customer_address_missing: 422,
@@ -60,6 +62,7 @@ export const ErrorStatus = {
   payment_date_in_future: 422,
   seller_details_incomplete: 422,
   invalid_reminder_settings: 422,
+  claim_time_barred: 422,
   rate_limited: 429,
   internal_error: 500,
   service_unavailable: 503,

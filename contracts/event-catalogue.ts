@@ -5,7 +5,7 @@ import type { PaymentSource } from './payments.ts';
  * Every event type with the family block its envelope carries and the shape of its `data`. `data` holds amounts,
  * dates, ids and the integrator's externalReference only: never names, e-mail addresses, phone numbers or CPR.
  *
- * Types nothing records yet (overdue, collections, subscriptions, cases) have their family and an open payload;
+ * Types nothing records yet (collections, subscriptions) have their family and an open payload;
  * the change that first records one gives it its payload here.
  */
 
@@ -85,6 +85,23 @@ export interface CustomerPastDueData {
   externalReference: string | null;
 }
 
+/**
+ * Every `sag.*` event: the case's state after the change, no personal data (reminders-and-collection.md). `fakturaId`
+ * is the case's invoice (null for a case from POST /v1/cases), `externalReference` the case's own.
+ */
+export interface CaseEventData {
+  caseNumber: number;
+  state: 'OPRETTET' | 'PAAKRAV_SENDT' | 'OVERDRAGET' | 'AFSLUTTET' | 'TILBAGEKALDT';
+  status: 'aktiv' | 'afventer' | 'lukket';
+  fakturaId: string | null;
+  externalReference: string | null;
+}
+
+/** A payment on the case's invoice, with its amount. */
+export interface CasePaymentReceivedData extends CaseEventData {
+  amountOere: number;
+}
+
 interface Entry<F extends EventFamily, D> {
   family: F;
   data: D;
@@ -113,13 +130,13 @@ export interface EventCatalogue {
   'subscription.payment_method.attached': Entry<'subscription', UnspecifiedEventData>;
   'subscription.payment_method.detached': Entry<'subscription', UnspecifiedEventData>;
   'subscription.payment_method.expiring': Entry<'subscription', UnspecifiedEventData>;
-  'sag.oprettet': Entry<'sag', UnspecifiedEventData>;
-  'sag.paakrav_sendt': Entry<'sag', UnspecifiedEventData>;
-  'sag.overdraget': Entry<'sag', UnspecifiedEventData>;
-  'sag.betaling_modtaget': Entry<'sag', UnspecifiedEventData>;
-  'sag.afsluttet': Entry<'sag', UnspecifiedEventData>;
-  'sag.tilbagekaldt': Entry<'sag', UnspecifiedEventData>;
-  'sag.status_aendret': Entry<'sag', UnspecifiedEventData>;
+  'sag.oprettet': Entry<'sag', CaseEventData>;
+  'sag.paakrav_sendt': Entry<'sag', CaseEventData>;
+  'sag.overdraget': Entry<'sag', CaseEventData>;
+  'sag.betaling_modtaget': Entry<'sag', CasePaymentReceivedData>;
+  'sag.afsluttet': Entry<'sag', CaseEventData>;
+  'sag.tilbagekaldt': Entry<'sag', CaseEventData>;
+  'sag.status_aendret': Entry<'sag', CaseEventData>;
 }
 
 /** The `data` of an event of type T. */

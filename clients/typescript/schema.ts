@@ -818,6 +818,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/cases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a collection case
+         * @description Creates a case in `OPRETTET` from 1..50 claims and 1..20 debtors (body at most 64 KiB). Debtor names, addresses, e-mails, phones, CPR numbers and claim descriptions are stored encrypted; `cpr` is write-only and never returned, logged or evented. A claim due 3 years or more before today is 422 `claim_time_barred`, one due today or later 422 `invoice_not_due` (`details` point at `/fordringer/{i}/forfaldsdato`). The same `externalReference` again with the same body, under any Idempotency-Key, answers 200 with the existing case and `meta.replayed: true`; with another body 409 `case_conflict`. `caseNumber` counts 1, 2, 3… per organisation. Writes `sag.oprettet`.
+         *
+         *     Requires scope `cases:write`.
+         */
+        post: operations["createCase"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cases/{caseId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A collection case's status
+         * @description The status without personal data: state, `status` (aktiv, afventer, lukket), `paakravFrist` once the demand letter is sent, and `eventVersion`, the number of `sag.*` events so far. An unknown id, a malformed one and another organisation's are the same 404 `case_not_found`.
+         *
+         *     Requires scope `cases:read`.
+         */
+        get: operations["getCase"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/betingelse-accept": {
         parameters: {
             query?: never;
@@ -870,6 +914,99 @@ export interface components {
             city?: string;
             country?: string;
         };
+        /**
+         * CaseAddress
+         * @description Stored encrypted
+         */
+        CaseAddress: {
+            /** @description Street and number */
+            gade?: string;
+            postnummer?: string;
+            by?: string;
+            land?: string;
+            /** @description The address's id in DAR (Danmarks Adresseregister) */
+            darId?: string;
+            /** @description Municipality code, exactly 4 digits */
+            kommunekode?: string;
+        };
+        /**
+         * CaseClaim
+         * @description A claim (fordring)
+         */
+        CaseClaim: {
+            /** @description Principal in øre, 1..100000000000 */
+            hovedstolOere: number;
+            /**
+             * Format: date
+             * @description Due date, YYYY-MM-DD: before the organisation's today and less than 3 years before it
+             */
+            forfaldsdato: string;
+            /**
+             * Format: date
+             * @description Calendar date, YYYY-MM-DD
+             */
+            fakturadato?: string;
+            /** @description Stored encrypted */
+            beskrivelse?: string;
+        };
+        /**
+         * CaseDebtor
+         * @description A debtor (skyldner)
+         */
+        CaseDebtor: {
+            skyldnerType: "person" | "virksomhed";
+            /** @description Stored encrypted */
+            navn: string;
+            /** @description CVR number, exactly 8 digits */
+            cvr?: string;
+            /** @description CPR number: write-only. Stored encrypted, never returned, logged or evented; only the collection partner receives it */
+            cpr?: string;
+            adresse?: components["schemas"]["CaseAddress"];
+            /** @description E-mail address (stored encrypted) */
+            email?: string;
+            /** @description Mobile number (stored encrypted) */
+            mobil?: string;
+        };
+        /**
+         * CaseState
+         * @description OPRETTET → PAAKRAV_SENDT → OVERDRAGET → AFSLUTTET; TILBAGEKALDT when withdrawn
+         */
+        CaseState: "OPRETTET" | "PAAKRAV_SENDT" | "OVERDRAGET" | "AFSLUTTET" | "TILBAGEKALDT";
+        /**
+         * CaseStatus
+         * @description A collection case as integrators see it: no personal data
+         */
+        CaseStatus: {
+            /**
+             * Format: uuid
+             * @description Resource id (UUID)
+             */
+            id: string;
+            /** @description Per organisation, 1, 2, 3… without gaps */
+            caseNumber: number;
+            externalReference: string | null;
+            fakturaId: string | null;
+            state: components["schemas"]["CaseState"];
+            status: components["schemas"]["CaseStatusFlag"];
+            paakravFrist: string | null;
+            /** @description How many sag.* events the case has had (1 after sag.oprettet) */
+            eventVersion: number;
+            /**
+             * Format: date-time
+             * @description UTC instant, ISO-8601
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description UTC instant, ISO-8601
+             */
+            updatedAt: string;
+        };
+        /**
+         * CaseStatusFlag
+         * @description aktiv in OPRETTET and OVERDRAGET, afventer in PAAKRAV_SENDT, lukket in AFSLUTTET and TILBAGEKALDT
+         */
+        CaseStatusFlag: "aktiv" | "afventer" | "lukket";
         /** Customer */
         Customer: {
             /**
@@ -7040,6 +7177,228 @@ export interface operations {
             };
             /** @description unsupported_media_type: bodies must be application/json */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A business rule refused the request (see the error code) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: see Retry-After and RateLimit-* headers */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createCase: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description One key per logical operation */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1..50 claims */
+                    fordringer: components["schemas"]["CaseClaim"][];
+                    /** @description 1..20 debtors */
+                    skyldnere: components["schemas"]["CaseDebtor"][];
+                    /** @description Your own id of the case, unique per organisation: the same value with the same body is a replay, with another body 409 case_conflict */
+                    externalReference: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CaseStatus"];
+                        /** @description Response metadata */
+                        meta: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope: the key lacks the scope this operation requires */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: the id is unknown or belongs to another organisation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description idempotency_conflict or idempotency_in_progress (mutations) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unsupported_media_type: bodies must be application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A business rule refused the request (see the error code) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: see Retry-After and RateLimit-* headers */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Case id (UUID) */
+                caseId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CaseStatus"];
+                        /** @description Response metadata */
+                        meta: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope: the key lacks the scope this operation requires */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: the id is unknown or belongs to another organisation */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -79,6 +79,8 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'PUT /v1/reminder-settings': 'replaceReminderSettings',
   'GET /v1/invoices/:invoiceId/reminders': 'listInvoiceReminders',
   'POST /v1/invoices/:invoiceId/reminders': 'sendInvoiceReminder',
+  'POST /v1/cases': 'createCase',
+  'GET /v1/cases/:caseId': 'getCase',
   'POST /v1/betingelse-accept': 'acceptTerms',
 };
 

@@ -14,6 +14,7 @@ import { paymentLinkRoutes } from './payment-links.ts';
 import { receiptRoutes } from './receipts.ts';
 import { reminderSettingsRoutes } from './reminder-settings.ts';
 import { reminderRoutes } from './reminders.ts';
+import { caseRoutes } from './cases.ts';
 import { termsEvidenceRoutes } from './terms-evidence.ts';
 
 export function registerV1Routes(app: FastifyInstance, deps: AppDeps): void {
@@ -31,5 +32,6 @@ export function registerV1Routes(app: FastifyInstance, deps: AppDeps): void {
   receiptRoutes(app, deps);
   reminderSettingsRoutes(app, deps);
   reminderRoutes(app, deps);
+  caseRoutes(app, deps);
   termsEvidenceRoutes(app, deps);
 }
