@@ -54,6 +54,8 @@ export const ErrorStatus = {
   credit_note_not_sendable: 422,
   /** Never an API answer: the print-and-post provider refused a letter for good (a workflow step's terminal error). */
   letter_rejected: 422,
+  /** Never an API answer: the collection partner refused a hand-over for good (a workflow step's terminal error). */
+  collection_partner_rejected: 422,
   webhook_url_rejected: 422,
   webhook_endpoint_limit: 422,
   replay_window_exceeded: 422,
@@ -63,6 +65,12 @@ export const ErrorStatus = {
   seller_details_incomplete: 422,
   invalid_reminder_settings: 422,
   claim_time_barred: 422,
+  /** POST …/collect: nothing is left to pay. */
+  invoice_already_paid: 422,
+  /** POST …/collect: the principal is paid; reminder fees alone are never collected. */
+  only_fees_outstanding: 422,
+  /** POST …/collect: the plan's reminders are not all taken yet. */
+  reminder_flow_incomplete: 422,
   rate_limited: 429,
   internal_error: 500,
   service_unavailable: 503,

@@ -15,6 +15,7 @@ export const WORKFLOW_SERVICES = {
   WebhookDelivery: 'WebhookDelivery',
   BusinessClock: 'BusinessClock',
   Dunning: 'Dunning',
+  Case: 'Case',
 } as const;
 
 export type WorkflowService = keyof typeof WORKFLOW_SERVICES;
@@ -37,6 +38,8 @@ export interface WorkflowInputs {
   BusinessClock: { wakeDue: null };
   /** Key: `<organisation id>:<invoice id>`. Takes the invoice's reminder steps that are due, and delivers them. */
   Dunning: { wake: null };
+  /** Key: `<organisation id>:<case id>`. Takes the collection case's next lifecycle step when it is due. */
+  Case: { wake: null };
 }
 
 export type WorkflowHandler<S extends WorkflowService> = keyof WorkflowInputs[S] & string;
@@ -50,7 +53,8 @@ export type WorkTarget =
   | { service: 'InvoiceIssue'; handler: 'finish'; key: string }
   | { service: 'PaymentReceipt'; handler: 'render'; key: string }
   | { service: 'WebhookDelivery'; handler: 'wake'; key: string }
-  | { service: 'Dunning'; handler: 'wake'; key: string };
+  | { service: 'Dunning'; handler: 'wake'; key: string }
+  | { service: 'Case'; handler: 'wake'; key: string };
 
 /** The wake-index targets by name, so a row's (service, handler) pair is written in one place. */
 export const WORK = {
@@ -59,6 +63,7 @@ export const WORK = {
   paymentReceipt: (paymentId: string): WorkTarget => ({ service: 'PaymentReceipt', handler: 'render', key: paymentId }),
   webhookDelivery: (deliveryId: string): WorkTarget => ({ service: 'WebhookDelivery', handler: 'wake', key: deliveryId }),
   dunning: (organizationId: string, invoiceId: string): WorkTarget => ({ service: 'Dunning', handler: 'wake', key: dunningKey(organizationId, invoiceId) }),
+  collectionCase: (organizationId: string, caseId: string): WorkTarget => ({ service: 'Case', handler: 'wake', key: `${organizationId}:${caseId}` }),
 } as const;
 
 /**
@@ -70,6 +75,13 @@ export function parseDunningKey(key: string): { organizationId: string; invoiceI
   const [organizationId, invoiceId, ...rest] = key.split(':');
   if (!organizationId || !invoiceId || rest.length > 0) throw new Error(`not a dunning key: ${key}`);
   return { organizationId, invoiceId };
+}
+
+/** The Case object's key, `<organisation id>:<case id>` (WORK.collectionCase). */
+export function parseCaseKey(key: string): { organizationId: string; caseId: string } {
+  const [organizationId, caseId, ...rest] = key.split(':');
+  if (!organizationId || !caseId || rest.length > 0) throw new Error(`not a case key: ${key}`);
+  return { organizationId, caseId };
 }
 
 /** Housekeeping jobs, one object key each. */

@@ -81,6 +81,7 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'POST /v1/invoices/:invoiceId/reminders': 'sendInvoiceReminder',
   'POST /v1/cases': 'createCase',
   'GET /v1/cases/:caseId': 'getCase',
+  'POST /v1/invoices/:invoiceId/collect': 'collectInvoice',
   'POST /v1/betingelse-accept': 'acceptTerms',
 };
 

@@ -15,6 +15,7 @@ import { receiptRoutes } from './receipts.ts';
 import { reminderSettingsRoutes } from './reminder-settings.ts';
 import { reminderRoutes } from './reminders.ts';
 import { caseRoutes } from './cases.ts';
+import { collectRoutes } from './collect.ts';
 import { termsEvidenceRoutes } from './terms-evidence.ts';
 
 export function registerV1Routes(app: FastifyInstance, deps: AppDeps): void {
@@ -33,5 +34,6 @@ export function registerV1Routes(app: FastifyInstance, deps: AppDeps): void {
   reminderSettingsRoutes(app, deps);
   reminderRoutes(app, deps);
   caseRoutes(app, deps);
+  collectRoutes(app, deps);
   termsEvidenceRoutes(app, deps);
 }
