@@ -1,5 +1,6 @@
 import type { DocumentKind, DocumentViews } from '../../services/documents/pdf-renderer.ts';
 import type { InvoiceDocumentView } from '../../services/invoices/invoice-document.ts';
+import { renderCasePaakravHtml } from './case-paakrav-template.ts';
 import { renderInvoiceHtml } from './invoice-template.ts';
 import { renderReceiptHtml } from './receipt-template.ts';
 import { renderReminderHtml } from './reminder-template.ts';
@@ -21,6 +22,7 @@ export const DOCUMENT_TEMPLATES: { [K in DocumentKind]: (view: DocumentViews[K])
   creditNote: invoiceTemplate('creditNote'),
   receipt: renderReceiptHtml,
   reminder: renderReminderHtml,
+  casePaakrav: renderCasePaakravHtml,
 };
 
 /** The HTML of `view` by the template registered for `kind`. */

@@ -1,3 +1,4 @@
+import type { CasePaakravView } from '../cases/case-paakrav-document.ts';
 import type { InvoiceDocumentView } from '../invoices/invoice-document.ts';
 import type { ReceiptDocumentView } from '../payments/receipt-document.ts';
 import type { ReminderDocumentView } from '../reminders/reminder-document.ts';
@@ -15,6 +16,8 @@ export interface DocumentViews {
   receipt: ReceiptDocumentView;
   /** A reminder (rykker, payment reminder), and the demand letter (påkrav) when it is one. */
   reminder: ReminderDocumentView;
+  /** A collection case's own demand letter (påkrav), when the invoice's reminders did not end in one. */
+  casePaakrav: CasePaakravView;
 }
 
 export type DocumentKind = keyof DocumentViews;

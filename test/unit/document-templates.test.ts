@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { DOCUMENT_TEMPLATES, documentHtml } from '../../activities/pdf/document-templates.ts';
+import { renderCasePaakravHtml } from '../../activities/pdf/case-paakrav-template.ts';
 import { renderInvoiceHtml } from '../../activities/pdf/invoice-template.ts';
 import { renderReceiptHtml } from '../../activities/pdf/receipt-template.ts';
 import { renderReminderHtml } from '../../activities/pdf/reminder-template.ts';
@@ -34,10 +35,17 @@ const reminder: DocumentViews['reminder'] = {
   sentOn: '2026-03-23', deadline: '2026-04-02', seller, buyer, invoice: { number: 17, issueDate: '2026-03-02', dueDate: '2026-03-16', grossOere: 10000 },
   principalOere: 10000, feesBeforeOere: 0, feeOere: 10000, paidTowardsFeesOere: 0, totalOere: 20000, paymentLink: null,
 };
+const casePaakrav: DocumentViews['casePaakrav'] = {
+  kind: 'casePaakrav', language: 'da', caseId: '0190a0a0-0000-7000-8000-000000000003', caseNumber: 4, externalReference: 'sag-4',
+  invoiceNumber: null, sentOn: '2026-03-23', deadline: '2026-04-02', creditor: seller,
+  debtors: [{ name: 'Ida Jensen', cvr: null, street: 'Vestergade 2', postalCode: '5000', city: 'Odense C', country: null }],
+  claims: [{ principalOere: 10000, dueDate: '2026-03-16', invoiceDate: '2026-03-02', description: 'Rugbrød' }],
+  feesOere: 0, paidOere: 0, totalOere: 10000, paymentReference: 'sag-4',
+};
 
 describe('document template registry', () => {
   it('has one template per document kind', () => {
-    assert.deepEqual(Object.keys(DOCUMENT_TEMPLATES).sort(), ['creditNote', 'invoice', 'receipt', 'reminder']);
+    assert.deepEqual(Object.keys(DOCUMENT_TEMPLATES).sort(), ['casePaakrav', 'creditNote', 'invoice', 'receipt', 'reminder']);
   });
 
   it('renders each kind with its template, exactly as the template alone does', () => {
@@ -45,6 +53,7 @@ describe('document template registry', () => {
     assert.equal(documentHtml('creditNote', creditNote), renderInvoiceHtml(creditNote));
     assert.equal(documentHtml('receipt', receipt), renderReceiptHtml(receipt));
     assert.equal(documentHtml('reminder', reminder), renderReminderHtml(reminder));
+    assert.equal(documentHtml('casePaakrav', casePaakrav), renderCasePaakravHtml(casePaakrav));
   });
 
   it('refuses an invoice view named as the other kind', () => {

@@ -1,0 +1,203 @@
+import { readFileSync } from 'node:fs';
+import Handlebars from 'handlebars';
+import type { CasePaakravView } from '../../services/cases/case-paakrav-document.ts';
+import { formatOere } from '../../services/shared/money.ts';
+import { addressLines, formatDate } from './invoice-template.ts';
+import type { TextPiece } from './reminder-template.ts';
+
+/**
+ * A collection case's own demand letter (påkrav, Inkassoloven § 10; danish-rules.md 4) as self-contained HTML, Danish
+ * or English: the creditor with address, CVR and bank details, the debtors' names and addresses, each claim (what it
+ * is, invoice date, due date, principal), fees and payments, the total, the deadline and the warning that the claim
+ * goes to debt collection with added costs (inkassogebyr, Renteloven § 9 b stk. 3) unless paid by then. Formatted
+ * here from the view; the template only places strings, each HTML-escaped.
+ */
+
+type Language = CasePaakravView['language'];
+
+const KEEP_OPEN = '\u0001';
+const KEEP_CLOSE = '\u0002';
+const keep = (s: string): string => `${KEEP_OPEN}${s}${KEEP_CLOSE}`;
+function pieces(sentence: string): TextPiece[] {
+  const out: TextPiece[] = [];
+  for (const part of sentence.split(KEEP_OPEN)) {
+    const [kept, rest] = part.includes(KEEP_CLOSE) ? part.split(KEEP_CLOSE) : [undefined, part];
+    if (kept) out.push({ text: kept, keep: true });
+    if (rest) out.push({ text: rest, keep: false });
+  }
+  return out;
+}
+
+/** The collection fee a hand-over adds (inkassogebyr, Renteloven § 9 b stk. 3). */
+export const COLLECTION_FEE_OERE = 10_000;
+
+const TEXTS = {
+  da: {
+    title: 'Påkrav',
+    subtitle: `Påkrav efter inkassolovens ${keep('§ 10')}`,
+    creditor: 'Kreditor',
+    debtor: 'Skyldner',
+    debtors: 'Skyldnere',
+    cvr: 'CVR-nr.',
+    email: 'E-mail',
+    date: 'Dato',
+    caseNumber: 'Sagsnr.',
+    reference: 'Jeres reference',
+    invoiceNumber: 'Fakturanr.',
+    deadline: 'Betalingsfrist',
+    intro: `Vi har ikke modtaget betaling af nedenstående forfaldne krav. Dette brev er et påkrav, jf. inkassolovens ${keep('§ 10')}.`,
+    claims: 'Kravet',
+    description: 'Beskrivelse',
+    invoiceDate: 'Fakturadato',
+    dueDate: 'Forfaldsdato',
+    principal: 'Hovedstol',
+    claimFallback: (n: number) => `Krav ${n}`,
+    principalTotal: 'Hovedstol i alt',
+    fees: 'Rykkergebyrer',
+    paid: 'Betalt og krediteret',
+    total: 'I alt at betale',
+    request: (deadline: string) => `Vi beder dig betale det samlede beløb senest ${deadline}.`,
+    warningTitle: 'Varsel om inkasso',
+    warning: (deadline: string, fee: string) =>
+      `Er det samlede beløb ikke betalt senest ${deadline}, overdrager vi kravet til inkasso uden yderligere varsel. ` +
+      `Det medfører yderligere omkostninger for dig, herunder et inkassogebyr på ${fee} efter rentelovens ${keep('§ 9 b, stk. 3')}, og øvrige inkassoomkostninger.`,
+    payment: 'Betaling',
+    payBy: 'Betales senest',
+    amount: 'Beløb',
+    bankReg: 'Reg.nr.',
+    bankAccount: 'Kontonr.',
+    paymentReference: 'Betalingsreference',
+    paymentHint: 'Angiv betalingsreferencen ved betaling.',
+    contact: (email: string) => `Har du spørgsmål til kravet, eller har du allerede betalt, så kontakt os på ${email}.`,
+  },
+  en: {
+    title: 'Demand for payment',
+    subtitle: `Demand under ${keep('section 10')} of the Danish Debt Collection Act`,
+    creditor: 'Creditor',
+    debtor: 'Debtor',
+    debtors: 'Debtors',
+    cvr: 'CVR no.',
+    email: 'Email',
+    date: 'Date',
+    caseNumber: 'Case no.',
+    reference: 'Your reference',
+    invoiceNumber: 'Invoice no.',
+    deadline: 'Payment deadline',
+    intro: `We have not received payment of the overdue claim below. This letter is a demand for payment under ${keep('section 10')} of the Danish Debt Collection Act (inkassoloven).`,
+    claims: 'The claim',
+    description: 'Description',
+    invoiceDate: 'Invoice date',
+    dueDate: 'Due date',
+    principal: 'Principal',
+    claimFallback: (n: number) => `Claim ${n}`,
+    principalTotal: 'Principal in total',
+    fees: 'Reminder fees',
+    paid: 'Paid and credited',
+    total: 'Total to pay',
+    request: (deadline: string) => `Please pay the total amount no later than ${deadline}.`,
+    warningTitle: 'Notice of debt collection',
+    warning: (deadline: string, fee: string) =>
+      `If the total amount is not paid by ${deadline}, the claim will be handed over to debt collection without further notice. ` +
+      `This will add further costs for you, including a collection fee of ${fee} under ${keep('section 9 b(3)')} of the Danish Interest Act (renteloven) and other collection costs.`,
+    payment: 'Payment',
+    payBy: 'Pay by',
+    amount: 'Amount',
+    bankReg: 'Reg. no.',
+    bankAccount: 'Account no.',
+    paymentReference: 'Payment reference',
+    paymentHint: 'Please state the payment reference when paying.',
+    contact: (email: string) => `If you have questions about the claim, or if you have already paid, please contact us at ${email}.`,
+  },
+} as const;
+
+/** What case-paakrav.hbs receives: strings only. */
+export interface CasePaakravTemplateModel {
+  language: Language;
+  title: string;
+  subtitle: TextPiece[];
+  creditor: { name: string; addressLines: string[]; cvr: string | null; email: string | null };
+  debtorLabel: string;
+  debtors: { name: string; addressLines: string[]; cvr: string | null }[];
+  details: { label: string; value: string }[];
+  intro: TextPiece[];
+  claims: { description: string; invoiceDate: string; dueDate: string; principal: string }[];
+  amounts: { label: string; value: string; grand: boolean }[];
+  request: TextPiece[];
+  warning: { title: string; text: TextPiece[] };
+  payment: { label: string; value: string }[];
+  paymentHint: string;
+  contact: string | null;
+  footer: string;
+  t: Record<'creditor' | 'cvr' | 'email' | 'claims' | 'description' | 'invoiceDate' | 'dueDate' | 'principal' | 'payment', string>;
+}
+
+export function casePaakravTemplateModel(view: CasePaakravView): CasePaakravTemplateModel {
+  if (view.kind !== 'casePaakrav') throw new TypeError(`a view of kind ${String(view.kind)} rendered as casePaakrav`);
+  if (view.claims.length === 0) throw new Error('a påkrav needs at least one claim');
+  if (view.debtors.length === 0) throw new Error('a påkrav needs at least one debtor');
+  const lang = view.language;
+  const t = TEXTS[lang];
+  const money = (oere: number): string => formatOere(oere, lang);
+  const date = (d: string): string => formatDate(d, lang);
+  const { creditor } = view;
+  const principalTotal = view.claims.reduce((sum, c) => sum + c.principalOere, 0);
+
+  const details: CasePaakravTemplateModel['details'] = [
+    { label: t.date, value: date(view.sentOn) },
+    { label: t.caseNumber, value: String(view.caseNumber) },
+  ];
+  if (view.invoiceNumber !== null) details.push({ label: t.invoiceNumber, value: String(view.invoiceNumber) });
+  else if (view.externalReference) details.push({ label: t.reference, value: view.externalReference });
+  details.push({ label: t.deadline, value: date(view.deadline) });
+
+  const amounts: CasePaakravTemplateModel['amounts'] = [{ label: t.principalTotal, value: money(principalTotal), grand: false }];
+  if (view.feesOere > 0) amounts.push({ label: t.fees, value: money(view.feesOere), grand: false });
+  if (view.paidOere > 0) amounts.push({ label: t.paid, value: money(-view.paidOere), grand: false });
+  amounts.push({ label: t.total, value: money(view.totalOere), grand: true });
+
+  const payment: CasePaakravTemplateModel['payment'] = [
+    { label: t.payBy, value: date(view.deadline) },
+    { label: t.amount, value: money(view.totalOere) },
+  ];
+  if (creditor.bankReg) payment.push({ label: t.bankReg, value: creditor.bankReg });
+  if (creditor.bankAccount) payment.push({ label: t.bankAccount, value: creditor.bankAccount });
+  payment.push({ label: t.paymentReference, value: view.paymentReference });
+
+  const creditorLines = addressLines(creditor);
+  return {
+    language: lang,
+    title: t.title,
+    subtitle: pieces(t.subtitle),
+    creditor: { name: creditor.name, addressLines: creditorLines, cvr: creditor.cvr, email: creditor.email },
+    debtorLabel: view.debtors.length === 1 ? t.debtor : t.debtors,
+    debtors: view.debtors.map((d) => ({ name: d.name, addressLines: addressLines(d), cvr: d.cvr })),
+    details,
+    intro: pieces(t.intro),
+    claims: view.claims.map((c, i) => ({
+      description: c.description ?? t.claimFallback(i + 1),
+      invoiceDate: c.invoiceDate ? date(c.invoiceDate) : '—',
+      dueDate: date(c.dueDate),
+      principal: money(c.principalOere),
+    })),
+    amounts,
+    request: pieces(t.request(keep(date(view.deadline)))),
+    warning: { title: t.warningTitle, text: pieces(t.warning(keep(date(view.deadline)), keep(money(COLLECTION_FEE_OERE)))) },
+    payment,
+    paymentHint: t.paymentHint,
+    contact: creditor.email ? t.contact(creditor.email) : null,
+    footer: [creditor.name, creditorLines.join(', '), creditor.cvr ? `${t.cvr} ${creditor.cvr}` : '', creditor.email ?? ''].filter(Boolean).join(' · '),
+    t: {
+      creditor: t.creditor, cvr: t.cvr, email: t.email, claims: t.claims, description: t.description,
+      invoiceDate: t.invoiceDate, dueDate: t.dueDate, principal: t.principal, payment: t.payment,
+    },
+  };
+}
+
+export const CASE_PAAKRAV_TEMPLATE_URL = new URL('./templates/case-paakrav.hbs', import.meta.url);
+
+// An isolated Handlebars environment, strict: a field the template names but the model lacks is an error.
+const template = Handlebars.create().compile<CasePaakravTemplateModel>(readFileSync(CASE_PAAKRAV_TEMPLATE_URL, 'utf8'), { strict: true });
+
+export function renderCasePaakravHtml(view: CasePaakravView): string {
+  return template(casePaakravTemplateModel(view));
+}
