@@ -45,6 +45,13 @@ export interface Config {
   letterApiUrl: string | undefined;
   /** LETTER_API_KEY: the provider's bearer token (a secret: never logged); required with LETTER_API_URL. */
   letterApiKey: string | undefined;
+  /**
+   * COLLECTION_PARTNER_URL: where a collection case is handed over (a signed JSON POST per case); unset keeps each
+   * hand-over as a JSON file under DATA_DIR/collections.
+   */
+  collectionPartnerUrl: string | undefined;
+  /** COLLECTION_PARTNER_SECRET: the Standard Webhooks secret (`whsec_…`) the hand-over is signed with; a secret, never logged. */
+  collectionPartnerSecret: string | undefined;
 }
 
 const int = (name: string, raw: string | undefined, dflt: number): number => {
@@ -122,6 +129,19 @@ const letterApi = (env: NodeJS.ProcessEnv): Pick<Config, 'letterApiUrl' | 'lette
   return { letterApiUrl, letterApiKey };
 };
 
+// A hand-over that cannot be signed would fail only on the first case's hand-over day; say so at start, never echoing the secret.
+const collectionPartner = (env: NodeJS.ProcessEnv): Pick<Config, 'collectionPartnerUrl' | 'collectionPartnerSecret'> => {
+  const collectionPartnerUrl = httpUrl('COLLECTION_PARTNER_URL', env.COLLECTION_PARTNER_URL);
+  const collectionPartnerSecret = env.COLLECTION_PARTNER_SECRET || undefined;
+  if (collectionPartnerUrl && !collectionPartnerSecret) throw new Error('COLLECTION_PARTNER_SECRET must be set with COLLECTION_PARTNER_URL');
+  if (collectionPartnerSecret !== undefined) {
+    const key = collectionPartnerSecret.startsWith('whsec_') ? collectionPartnerSecret.slice('whsec_'.length) : '';
+    const bytes = /^[A-Za-z0-9+/]+={0,2}$/.test(key) ? Buffer.from(key, 'base64').length : 0;
+    if (bytes < 24 || bytes > 64) throw new Error('COLLECTION_PARTNER_SECRET must be whsec_ followed by base64 of 24 to 64 random bytes');
+  }
+  return { collectionPartnerUrl, collectionPartnerSecret };
+};
+
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     nodeEnv: env.NODE_ENV ?? 'development',
@@ -150,6 +170,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     payTrustProxy: bool('PAY_TRUST_PROXY', env.PAY_TRUST_PROXY),
     webhookAllowLoopback: allowLoopback(env),
     ...letterApi(env),
+    ...collectionPartner(env),
   };
 }
 
