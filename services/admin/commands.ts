@@ -6,6 +6,7 @@ import { createOrganization } from '../organizations/create-organization.ts';
 import { listApiKeys, type ApiKeySummary } from '../organizations/list-api-keys.ts';
 import type { SellerDetails } from '../organizations/organization-fields.ts';
 import { revokeApiKey } from '../organizations/revoke-api-key.ts';
+import { DEFAULT_PLAN, isPlan, PLANS, type Plan } from '../organizations/plans.ts';
 import { updateOrganization, type UpdateOrganizationInput } from '../organizations/update-organization.ts';
 import { parkedWorkCommand, retryWorkCommand } from './work-commands.ts';
 
@@ -114,6 +115,15 @@ function integerFlag(flags: Flags, name: string): number | undefined {
   return n;
 }
 
+/** `--plan standard|pro`: absent → undefined. */
+function planFlag(flags: Flags): Plan | undefined {
+  const raw = flags.get('plan');
+  if (raw === undefined) return undefined;
+  const value = String(raw).trim();
+  if (!isPlan(value)) throw new UsageError(`--plan must be one of ${PLANS.join(', ')}, got "${String(raw)}"`);
+  return value;
+}
+
 function idFlag(flags: Flags, name: string): string {
   const raw = flags.get(name);
   if (raw === undefined) throw new UsageError(`--${name} is required`);
@@ -157,21 +167,22 @@ const keyNotice = (apiKey: string): string =>
 
 const createOrg: Command = {
   summary: 'Create an organization and its first API key, which holds every scope unless --scopes limits it.',
-  synopsis: '--name NAME [--cvr 8DIGITS] [--sandbox] [--scopes a,b,c] [seller details] [--json]',
-  flags: { ...ORG_FLAGS, sandbox: 'boolean', scopes: 'string' },
+  synopsis: '--name NAME [--cvr 8DIGITS] [--sandbox] [--scopes a,b,c] [--plan standard|pro] [seller details] [--json]',
+  flags: { ...ORG_FLAGS, sandbox: 'boolean', scopes: 'string', plan: 'string' },
   prepare(flags) {
     const name = textFlag(flags, 'name');
     if (name === undefined) throw new UsageError('--name is required');
     const cvr = textFlag(flags, 'cvr');
     const sandbox = flags.has('sandbox');
     const scopes = parseScopes(flags.has('scopes') ? String(flags.get('scopes')) : undefined);
-    const input = { name, sandbox, scopes, ...(cvr === undefined ? {} : { cvr }), ...sellerDetails(flags) };
+    const plan = planFlag(flags);
+    const input = { name, sandbox, scopes, ...(cvr === undefined ? {} : { cvr }), ...(plan === undefined ? {} : { plan }), ...sellerDetails(flags) };
     return async (db) => {
       const org = await db.tx((tx) => createOrganization(tx, input));
       return {
         json: { organizationId: org.organizationId, keyId: org.keyId, apiKey: org.apiKey, scopes: org.scopes },
         text:
-          `Created ${sandbox ? 'sandbox' : 'live'} organization ${org.organizationId} (${name}).\n` +
+          `Created ${sandbox ? 'sandbox' : 'live'} organization ${org.organizationId} (${name}) on the ${plan ?? DEFAULT_PLAN} plan.\n` +
           `API key ${org.keyId} holds ${describeScopes(org.scopes)}:\n${keyNotice(org.apiKey)}`,
       };
     };
@@ -239,11 +250,11 @@ const listKeys: Command = {
   },
 };
 
-const UPDATE_ORG_FLAGS: Record<string, FlagKind> = { ...ORG_FLAGS, 'past-due-min-oere': 'string', 'past-due-min-days': 'string' };
+const UPDATE_ORG_FLAGS: Record<string, FlagKind> = { ...ORG_FLAGS, 'past-due-min-oere': 'string', 'past-due-min-days': 'string', plan: 'string' };
 
 const updateOrg: Command = {
-  summary: "Change an organization's name, CVR, seller details or past-due thresholds.",
-  synopsis: '--org ORG_ID [--name NAME] [--cvr 8DIGITS] [seller details] [--past-due-min-oere N] [--past-due-min-days N] [--json]',
+  summary: "Change an organization's name, CVR, seller details, past-due thresholds or plan.",
+  synopsis: '--org ORG_ID [--name NAME] [--cvr 8DIGITS] [seller details] [--past-due-min-oere N] [--past-due-min-days N] [--plan standard|pro] [--json]',
   flags: { org: 'string', ...UPDATE_ORG_FLAGS },
   prepare(flags) {
     const organizationId = idFlag(flags, 'org');
@@ -256,6 +267,8 @@ const updateOrg: Command = {
     if (cvr !== undefined) input.cvr = cvr;
     if (pastDueMinOere !== undefined) input.pastDueMinOere = pastDueMinOere;
     if (pastDueMinDays !== undefined) input.pastDueMinDays = pastDueMinDays;
+    const plan = planFlag(flags);
+    if (plan !== undefined) input.plan = plan;
     const changed = Object.keys(UPDATE_ORG_FLAGS).filter((f) => flags.has(f));
     if (changed.length === 0) {
       throw new UsageError(`update-org needs at least one of ${Object.keys(UPDATE_ORG_FLAGS).map((f) => `--${f}`).join(', ')}`);

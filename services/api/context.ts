@@ -1,4 +1,5 @@
 import type { Scope } from '../../contracts/scopes.ts';
+import type { Plan } from '../organizations/plans.ts';
 
 /** Who is calling: resolved from the bearer key by the auth hook, read by every route. */
 export interface AuthContext {
@@ -6,6 +7,7 @@ export interface AuthContext {
   keyId: string;
   scopes: ReadonlySet<string>;
   sandbox: boolean;
+  plan: Plan;
 }
 
 export type RateClass = 'default' | 'document';
@@ -14,6 +16,8 @@ export type RateClass = 'default' | 'document';
 export interface RouteSettings {
   /** The scope the operation requires (spec section 4). Routes without one are public (health, docs). */
   scope?: Scope;
+  /** The plan the route needs (403 plan_required otherwise), checked right after authentication, before the scope. */
+  plan?: Plan;
   rateClass?: RateClass;
 }
 

@@ -70,7 +70,7 @@ export async function listenForKeyChanges(db: Db, cache: ApiKeyCache): Promise<(
 }
 
 function toContext(rec: ApiKeyRecord): AuthContext {
-  return { organizationId: rec.organizationId, keyId: rec.keyId, scopes: new Set(rec.scopes), sandbox: rec.sandbox };
+  return { organizationId: rec.organizationId, keyId: rec.keyId, scopes: new Set(rec.scopes), sandbox: rec.sandbox, plan: rec.plan };
 }
 
 /**
@@ -83,6 +83,11 @@ export function createAuthenticate(
 ): (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void {
   const admit = (req: FastifyRequest, ctx: AuthContext): DomainError | undefined => {
     req.auth = ctx;
+    // The plan comes before the scope (reminders-and-collection.md: before any other check but authentication).
+    const plan = req.routeOptions.config.plan;
+    if (plan && ctx.plan !== plan) {
+      return new DomainError('plan_required', `This operation needs the ${plan} plan, which the organisation does not have.`);
+    }
     const scope = req.routeOptions.config.scope;
     if (scope && !ctx.scopes.has(scope)) {
       return new DomainError('insufficient_scope', `This operation requires the ${scope} scope, which the key does not hold.`, {
