@@ -29,6 +29,12 @@ import { createLetterService } from '../activities/letters/create-letter-service
 import type { LetterService } from '../services/letters/letter-port.ts';
 import { renderReminderDocument } from '../services/reminders/render-reminder.ts';
 import { takeDueDunningStep } from '../services/reminders/take-due-dunning-step.ts';
+import { createCollectionPartner } from '../activities/collections/create-collection-partner.ts';
+import { deliverCasePaakrav } from '../activities/collections/deliver-case-paakrav.ts';
+import { renderCasePaakrav } from '../services/cases/render-case-paakrav.ts';
+import { awaitsHandOver, recordCaseHandOver, recordCasePaakrav, takeDueCaseStep } from '../services/cases/take-due-case-step.ts';
+import { loadHandOverDocument } from '../services/collections/load-hand-over.ts';
+import type { CollectionPartner } from '../services/collections/partner-port.ts';
 import type { Activities } from './index.ts';
 
 export interface ActivityResources {
@@ -50,6 +56,8 @@ export interface ActivityResources {
   letters?: LetterService;
   /** The pay page's address (PAY_BASE_URL), for the payment link in reminders. */
   payBaseUrl?: string;
+  /** Where collection cases are handed over; defaults to COLLECTION_PARTNER_URL's partner, else JSON files under DATA_DIR/collections. */
+  collectionPartner?: CollectionPartner;
 }
 
 /** A one-way poke of one delivery's WebhookDelivery object through Restate's ingress. */
@@ -61,7 +69,7 @@ export const restateWebhookHandOff = (ingressUrl: string) => {
 export function createActivities(
   db: Db,
   config: Pick<Config, 'idempotencyRetentionDays' | 'mailFromAddress' | 'publicApiUrl'> &
-    Partial<Pick<Config, 'webhookAllowLoopback' | 'letterApiUrl' | 'letterApiKey' | 'dataDir'>>,
+    Partial<Pick<Config, 'webhookAllowLoopback' | 'letterApiUrl' | 'letterApiKey' | 'dataDir' | 'collectionPartnerUrl' | 'collectionPartnerSecret'>>,
   resources: ActivityResources,
 ): Activities {
   const clock = resources.clock ?? createPostgresBusinessClock(db.sql);
@@ -101,6 +109,13 @@ export function createActivities(
     fromAddress: config.mailFromAddress,
     ...(resources.payBaseUrl ? { payBaseUrl: resources.payBaseUrl } : {}),
   });
+  // Created on the first hand-over, like the letter service.
+  let partner: CollectionPartner | undefined = resources.collectionPartner;
+  const collectionPartner = (): CollectionPartner =>
+    (partner ??= createCollectionPartner(
+      { collectionPartnerUrl: config.collectionPartnerUrl, collectionPartnerSecret: config.collectionPartnerSecret, dataDir: config.dataDir ?? '.data' },
+      (level, msg, fields) => log(level === 'error' ? 'warn' : level, msg, fields ?? {}),
+    ));
   return withActivityBoundary<Activities>({
     // Housekeeping
     purgeIdempotencyKeys: () => db.read((sql) => purgeIdempotencyKeys(sql, config.idempotencyRetentionDays)),
@@ -133,6 +148,28 @@ export function createActivities(
     deliverReminder: (reminderId) => deliverReminder(reminderDelivery(), reminderId),
     recordReminderDelivery: (reminderId, attempt) => recordReminderDelivery({ db }, reminderId, attempt as ReminderDeliveryAttempt),
     markReminderUndeliverable: (reminderId, reason) => markReminderUndeliverable({ db }, reminderId, reason),
+    // Collection cases
+    takeCaseStep: (organizationId, caseId) => takeDueCaseStep(db, organizationId, caseId),
+    renderCasePaakrav: (organizationId, caseId, sentOn) =>
+      renderCasePaakrav({ db, keyring: resources.keyring, pdf: resources.pdf, documents }, organizationId, caseId, sentOn),
+    deliverCasePaakrav: (organizationId, caseId, documentSha256) =>
+      deliverCasePaakrav(
+        { db, keyring: resources.keyring, documents, mailer: resources.mailer, letters: letterService(), fromAddress: config.mailFromAddress },
+        organizationId,
+        caseId,
+        documentSha256,
+      ),
+    recordCasePaakrav: (organizationId, caseId, sentOn) => recordCasePaakrav(db, organizationId, caseId, sentOn),
+    // The document (with any CPR number) goes only to the partner: it is built here and never returned to the journal.
+    handOverCase: async (organizationId, caseId, handedOverOn) => {
+      const doc = await db.read(async (sql) =>
+        (await awaitsHandOver(sql, organizationId, caseId)) ? loadHandOverDocument(sql, resources.keyring, organizationId, caseId, handedOverOn) : undefined,
+      );
+      if (!doc) return { reference: null };
+      const { reference } = await collectionPartner().handOver(doc);
+      return { reference };
+    },
+    recordCaseHandOver: (organizationId, caseId) => recordCaseHandOver(db, organizationId, caseId),
     // Webhooks
     deliverWebhook: (deliveryId) => deliverWebhook(webhooks, deliveryId),
     fanOutAndDeliver: (eventId, organizationId) => fanOutAndDeliver(webhooks, eventId, organizationId),

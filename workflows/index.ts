@@ -7,6 +7,7 @@ import { createWebhookEvents, type WebhookEventsActivities } from './webhook-eve
 import { createBusinessClock, type BusinessClockActivities } from './business-clock.ts';
 import { createPaymentReceipt, type PaymentReceiptActivities } from './payment-receipt.ts';
 import { createDunning, type DunningActivities } from './dunning.ts';
+import { createCase, type CaseActivities } from './case.ts';
 
 /** Every side effect the workflows call, injected so that workflow files never touch the database themselves. */
 export type Activities = HousekeepingActivities &
@@ -16,7 +17,8 @@ export type Activities = HousekeepingActivities &
   WebhookEventsActivities &
   BusinessClockActivities &
   PaymentReceiptActivities &
-  DunningActivities;
+  DunningActivities &
+  CaseActivities;
 
 /** The Restate services, objects and workflows the endpoint serves. */
 export function createServices(activities: Activities): EndpointOptions['services'] {
@@ -29,5 +31,6 @@ export function createServices(activities: Activities): EndpointOptions['service
     createBusinessClock(activities),
     createPaymentReceipt(activities),
     createDunning(activities),
+    createCase(activities),
   ];
 }

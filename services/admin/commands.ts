@@ -9,6 +9,7 @@ import { revokeApiKey } from '../organizations/revoke-api-key.ts';
 import { DEFAULT_PLAN, isPlan, PLANS, type Plan } from '../organizations/plans.ts';
 import { updateOrganization, type UpdateOrganizationInput } from '../organizations/update-organization.ts';
 import { parkedWorkCommand, retryWorkCommand } from './work-commands.ts';
+import { withdrawCaseCommand } from './case-commands.ts';
 
 /**
  * The operator command's sub-commands. Each validates its flags before the database is opened, so a wrong command
@@ -293,6 +294,7 @@ export const COMMANDS: ReadonlyMap<string, Command> = new Map([
   ['update-org', updateOrg],
   ['parked-work', parkedWorkCommand],
   ['retry-work', retryWorkCommand],
+  ['withdraw-case', withdrawCaseCommand],
 ]);
 
 export const SELLER_DETAILS_USAGE =

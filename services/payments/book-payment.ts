@@ -9,6 +9,7 @@ import { reconcilePastDue } from '../customers/past-due-transitions.ts';
 import { invoiceSelect, toInvoice, type InvoiceRow } from '../invoices/invoice-queries.ts';
 import { recordTimeline } from '../invoices/record-timeline.ts';
 import { isIssued, transitionInvoice } from '../invoices/invoice-lifecycle.ts';
+import { recordCasePayment } from '../cases/take-due-case-step.ts';
 import { settlePayment } from './payment-outcome.ts';
 import { findPaymentByBookingKey, PAYMENT_COLUMNS, toPayment, type PaymentRow } from './payment-queries.ts';
 
@@ -166,6 +167,10 @@ export async function bookPayment(
       source: input.source,
       outcome: settlement.outcome,
     }, registeredAt),
+    // An invoice in collections: its case hears of the payment (sag.betaling_modtaget), and closes when it settles.
+    row.status === 'collections'
+      ? recordCasePayment(sql, organizationId, row.id, input.amountOere, settlement.settles)
+      : Promise.resolve(undefined),
   ];
   // Settled together. The booking key taken meanwhile is the answer whichever failure arrives first: the other
   // statements then fail only because it aborted the transaction.

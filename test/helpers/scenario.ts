@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { createSmtpMailer } from '../../activities/mail/smtp-mailer.ts';
 import { createLocalLetterService } from '../../activities/letters/local-letters.ts';
+import { createLocalCollectionPartner } from '../../activities/collections/local-partner.ts';
 import { freePort } from '../../deploy/local/ports.ts';
 import { dueWakes } from '../../services/clock/wake-index.ts';
 import { createRestateWakeups } from '../../services/clock/wakeups.ts';
@@ -41,6 +42,8 @@ export interface Scenario {
   mails(): string[];
   /** Where the letters went (PDF and JSON sidecar per letter). */
   letterDir: string;
+  /** Where the local collection partner writes each hand-over (one JSON file per case). */
+  collectionsDir: string;
   /** A company customer with an e-mail address (or the body given). */
   customer(body?: Record<string, unknown>): Promise<string>;
   /** Creates and issues an invoice (`send: true` also mails it); returns the invoice as the API shows it. */
@@ -93,6 +96,7 @@ export async function startScenario(opts: { orgName?: string } = {}): Promise<Sc
   await new Promise<void>((r) => smtp.listen(0, '127.0.0.1', () => r()));
   const smtpUrl = `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`;
   const letterDir = mkdtempSync(join(tmpdir(), 'faktura-scenario-letters-'));
+  const collectionsDir = mkdtempSync(join(tmpdir(), 'faktura-scenario-collections-'));
   const silent = new Writable({ write: (_c, _e, cb) => cb() });
   let endpoint: WorkflowsEndpoint | undefined;
   let relay: RunningRelay | undefined;
@@ -109,6 +113,7 @@ export async function startScenario(opts: { orgName?: string } = {}): Promise<Sc
           webhookHandOff: restateWebhookHandOff(restate.ingressUrl),
           drainEventOutbox: () => relay?.drain() ?? Promise.resolve(),
           letters: createLocalLetterService(letterDir, () => {}),
+          collectionPartner: createLocalCollectionPartner(collectionsDir, () => {}),
           payBaseUrl: 'http://127.0.0.1:3001',
         },
       ),
@@ -166,6 +171,7 @@ export async function startScenario(opts: { orgName?: string } = {}): Promise<Sc
     restate,
     mails: () => [...received],
     letterDir,
+    collectionsDir,
     customer,
     async issue(o = {}) {
       const customerId = o.customerId ?? (await customer());

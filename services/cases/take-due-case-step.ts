@@ -1,0 +1,177 @@
+import { WORK } from '../../contracts/workflows.ts';
+import { clearWake, scheduleWake } from '../clock/wake-index.ts';
+import { recordEvent } from '../events/record-event.ts';
+import { addDays } from '../shared/clock.ts';
+import type { Db, Queryable } from '../shared/db.ts';
+import { isUuid } from '../shared/ids.ts';
+import { isCaseClosed, OPEN_CASE_STATES, type CaseState } from './case-lifecycle.ts';
+import { caseEventData, lockCase, transitionCase } from './transition-case.ts';
+
+/**
+ * The collection case lifecycle's decisions (reminders-and-collection.md, "Collect and collection cases"), for the Case
+ * workflow (workflows/case.ts), each in one transaction with the case's row locked, on the organisation's business
+ * today. The case's wake-index row is its schedule: due now while a step is to take, at the start of the hand-over
+ * day while the påkrav deadline runs, gone once nothing more is timed.
+ *
+ * - `OPRETTET`: when the invoice's last reminder was the demand letter (sent), that is the påkrav: PAAKRAV_SENDT at
+ *   once, dated its sent day. Otherwise the case sends its own påkrav today: the workflow renders and delivers it
+ *   (durable steps), then `recordCasePaakrav` commits PAAKRAV_SENDT with that date.
+ * - `PAAKRAV_SENDT`: waits for the påkrav date + 11 days (the deadline, påkrav date + 10, has fully run), then the
+ *   workflow hands the case over (`handOverCase`, once: the document's handOverId is stable) and
+ *   `recordCaseHandOver` commits OVERDRAGET after the partner answered.
+ * - `OVERDRAGET`, `AFSLUTTET`, `TILBAGEKALDT`: nothing more is timed.
+ *
+ * Safe to repeat: everything is read back from the database each time.
+ */
+export type CaseStep =
+  | { kind: 'done'; state: CaseState | null }
+  | { kind: 'wait'; date: string }
+  /** The påkrav is recorded (the invoice's demand letter was it): the next wake waits for the hand-over day. */
+  | { kind: 'paakrav_recorded'; sentOn: string }
+  /** The case sends its own påkrav, dated `sentOn`. */
+  | { kind: 'send_paakrav'; sentOn: string }
+  /** The hand-over day has come. */
+  | { kind: 'hand_over'; handedOverOn: string };
+
+/** Days from the påkrav to its deadline (Inkassoloven § 10), and to the hand-over (the day after the deadline). */
+export const PAAKRAV_DEADLINE_DAYS = 10;
+export const HAND_OVER_AFTER_DAYS = PAAKRAV_DEADLINE_DAYS + 1;
+
+/** Lists the case's lifecycle as due at the start of `date` (business time, Europe/Copenhagen), or ends it. */
+export async function scheduleCase(sql: Queryable, organizationId: string, caseId: string, date: string | null): Promise<void> {
+  const target = WORK.collectionCase(organizationId, caseId);
+  if (date === null) {
+    await clearWake(sql, target);
+    return;
+  }
+  const [start] = await sql<{ at: Date }[]>`SELECT (${date}::date)::timestamp AT TIME ZONE 'Europe/Copenhagen' AS at`;
+  await scheduleWake(sql, organizationId, target, start!.at);
+}
+
+const businessToday = async (sql: Queryable, organizationId: string): Promise<string> => {
+  const [row] = await sql<{ today: string }[]>`SELECT business_today(${organizationId})::text AS today`;
+  return row!.today;
+};
+
+export async function takeDueCaseStep(db: Db, organizationId: string, caseId: string): Promise<CaseStep> {
+  return db.tx(async (tx) => {
+    const c = await lockCase(tx, organizationId, caseId);
+    if (!c || isCaseClosed(c.state) || c.state === 'OVERDRAGET') {
+      await scheduleCase(tx, organizationId, caseId, null);
+      return { kind: 'done', state: c?.state ?? null };
+    }
+    const today = await businessToday(tx, organizationId);
+    if (c.state === 'OPRETTET') {
+      const demandLetter = c.invoice_id ? await lastReminderAsPaakrav(tx, organizationId, c.invoice_id) : undefined;
+      if (!demandLetter) return { kind: 'send_paakrav', sentOn: today };
+      await commitPaakrav(tx, organizationId, caseId, demandLetter.sentOn);
+      return { kind: 'paakrav_recorded', sentOn: demandLetter.sentOn };
+    }
+    // PAAKRAV_SENDT: the hand-over day, never earlier.
+    const handOverOn = addDays(c.paakrav_sent_on!, HAND_OVER_AFTER_DAYS);
+    if (today < handOverOn) {
+      await scheduleCase(tx, organizationId, caseId, handOverOn);
+      return { kind: 'wait', date: handOverOn };
+    }
+    return { kind: 'hand_over', handedOverOn: today };
+  });
+}
+
+/** The invoice's last reminder, when it was the demand letter and went out: its sent day is the påkrav date. */
+async function lastReminderAsPaakrav(sql: Queryable, organizationId: string, invoiceId: string): Promise<{ sentOn: string } | undefined> {
+  const [last] = await sql<{ demand_letter: boolean; status: string; sent_on: string }[]>`
+    SELECT demand_letter, status, sent_on::text AS sent_on FROM reminders
+    WHERE organization_id = ${organizationId} AND invoice_id = ${invoiceId} AND type = 'reminder'
+    ORDER BY sent_on DESC, id DESC LIMIT 1`;
+  return last && last.demand_letter && last.status === 'sent' ? { sentOn: last.sent_on } : undefined;
+}
+
+async function commitPaakrav(tx: Queryable, organizationId: string, caseId: string, sentOn: string): Promise<void> {
+  const frist = addDays(sentOn, PAAKRAV_DEADLINE_DAYS);
+  await transitionCase(tx, organizationId, caseId, 'sendPaakrav', {
+    set: tx`paakrav_sent_on = ${sentOn}::date, paakrav_frist = ${frist}::date`,
+    refused: () => new Error(`case ${caseId} is not in OPRETTET`),
+  });
+  await scheduleCase(tx, organizationId, caseId, addDays(sentOn, HAND_OVER_AFTER_DAYS));
+}
+
+/**
+ * The case's own påkrav went out (dated `sentOn`): PAAKRAV_SENDT with its deadline, and the wake row at the hand-over
+ * day. A case that moved meanwhile (paid, withdrawn) is left as it is: `recorded: false`.
+ */
+export async function recordCasePaakrav(db: Db, organizationId: string, caseId: string, sentOn: string): Promise<{ recorded: boolean }> {
+  return db.tx(async (tx) => {
+    const c = await lockCase(tx, organizationId, caseId);
+    if (!c || c.state !== 'OPRETTET') return { recorded: false };
+    await commitPaakrav(tx, organizationId, caseId, sentOn);
+    return { recorded: true };
+  });
+}
+
+/**
+ * The partner took the case: OVERDRAGET with `handed_over_at`, and nothing more is timed. A case that moved
+ * meanwhile is left as it is (`recorded: false`).
+ */
+export async function recordCaseHandOver(db: Db, organizationId: string, caseId: string): Promise<{ recorded: boolean }> {
+  return db.tx(async (tx) => {
+    const c = await lockCase(tx, organizationId, caseId);
+    if (!c || c.state !== 'PAAKRAV_SENDT') return { recorded: false };
+    await transitionCase(tx, organizationId, caseId, 'handOver', {
+      set: tx`handed_over_at = now()`,
+      refused: () => new Error(`case ${caseId} is not in PAAKRAV_SENDT`),
+    });
+    await scheduleCase(tx, organizationId, caseId, null);
+    return { recorded: true };
+  });
+}
+
+/** Whether the case is still waiting for its hand-over (read before the partner is called). */
+export async function awaitsHandOver(sql: Queryable, organizationId: string, caseId: string): Promise<boolean> {
+  const [row] = await sql<{ state: CaseState }[]>`SELECT state FROM collection_cases WHERE organization_id = ${organizationId} AND id = ${caseId}`;
+  return row?.state === 'PAAKRAV_SENDT';
+}
+
+/**
+ * A payment on an invoice in collections, in the payment's transaction with the invoice's row locked: the open case
+ * of the invoice gets `sag.betaling_modtaget` (the case's state, and the amount), and when the payment settles the
+ * invoice the case → AFSLUTTET (`sag.afsluttet`, `sag.status_aendret` when its status changes) and nothing more is
+ * timed. The case row is locked after the invoice's (the order every payment takes). No open case: nothing.
+ */
+export async function recordCasePayment(sql: Queryable, organizationId: string, invoiceId: string, amountOere: number, settles: boolean): Promise<void> {
+  const [open] = await sql<{ id: string }[]>`
+    SELECT id FROM collection_cases
+    WHERE organization_id = ${organizationId} AND invoice_id = ${invoiceId} AND state IN ${sql(OPEN_CASE_STATES as unknown as string[])}`;
+  if (!open) return;
+  const c = await lockCase(sql, organizationId, open.id);
+  if (!c || isCaseClosed(c.state)) return;
+  await recordEvent(sql, { organizationId, type: 'sag.betaling_modtaget', entityId: c.id, data: { ...caseEventData(c), amountOere } });
+  if (!settles) return;
+  await transitionCase(sql, organizationId, c.id, 'settle', {
+    set: sql`closed_at = now()`,
+    refused: () => new Error(`case ${c.id} is not open`),
+  });
+  await scheduleCase(sql, organizationId, c.id, null);
+}
+
+/**
+ * The operator's withdraw-case: TILBAGEKALDT before AFSLUTTET, and nothing more is timed. Answers what it found:
+ * no such case of the organisation, a case closed already (its state), or the case withdrawn (the state it left).
+ */
+export async function withdrawCase(
+  db: Db,
+  organizationId: string,
+  caseId: string,
+): Promise<{ outcome: 'not_found' } | { outcome: 'closed'; state: CaseState } | { outcome: 'withdrawn'; caseNumber: number; from: CaseState; eventVersion: number }> {
+  if (!isUuid(organizationId) || !isUuid(caseId)) return { outcome: 'not_found' };
+  return db.tx(async (tx) => {
+    const c = await lockCase(tx, organizationId, caseId);
+    if (!c) return { outcome: 'not_found' as const };
+    if (isCaseClosed(c.state)) return { outcome: 'closed' as const, state: c.state };
+    const moved = await transitionCase(tx, organizationId, caseId, 'withdraw', {
+      set: tx`closed_at = now()`,
+      refused: () => new Error(`case ${caseId} is not open`),
+    });
+    await scheduleCase(tx, organizationId, caseId, null);
+    return { outcome: 'withdrawn' as const, caseNumber: c.case_number, from: c.state, eventVersion: moved.eventVersion };
+  });
+}

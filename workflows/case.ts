@@ -1,0 +1,83 @@
+import * as restate from '@restatedev/restate-sdk';
+import { WORK, WORKFLOW_SERVICES, parseCaseKey, type WorkTarget } from '../contracts/workflows.ts';
+import type { CaseStep } from '../services/cases/take-due-case-step.ts';
+import { RETRY, sendTo, step } from './shared/durable.ts';
+
+/**
+ * The lifecycle of one collection case, as a virtual object keyed by `<organisation>:<case>`
+ * (reminders-and-collection.md, "Collect and collection cases"): its exclusive handler is the case's lease. Like the
+ * Dunning object it holds no timer and no state: the case's wake-index row is its schedule (moved by each step), and
+ * PostgreSQL holds what was done. The decisions are in services/cases/take-due-case-step.ts; this loop only runs the
+ * steps, so the journal shows each of them:
+ *
+ * - the påkrav: taken over from the invoice's demand letter, or sent by the case itself (render, deliver, record);
+ * - the hand-over on the påkrav date + 11 days: the partner is called in one journaled step (its document's
+ *   handOverId is stable, so a retry after a crash is the same hand-over), then OVERDRAGET is recorded.
+ *
+ * A step whose retries run out parks the case's wake-index row (the operator's retry-work puts it back in line).
+ */
+export const CASE = WORKFLOW_SERVICES.Case;
+
+export type CasePaakravOutcome = { kind: 'sent'; channel: string; reference: string } | { kind: 'refused'; code: string; reason: string };
+
+export interface CaseActivities {
+  takeCaseStep(organizationId: string, caseId: string): Promise<CaseStep>;
+  renderCasePaakrav(organizationId: string, caseId: string, sentOn: string): Promise<{ sha256: string }>;
+  deliverCasePaakrav(organizationId: string, caseId: string, documentSha256: string): Promise<CasePaakravOutcome>;
+  recordCasePaakrav(organizationId: string, caseId: string, sentOn: string): Promise<{ recorded: boolean }>;
+  /** Hands the case to the collection partner (the document is built and sent inside, never journaled); null reference: the case no longer waits for it. */
+  handOverCase(organizationId: string, caseId: string, handedOverOn: string): Promise<{ reference: string | null }>;
+  recordCaseHandOver(organizationId: string, caseId: string): Promise<{ recorded: boolean }>;
+  parkWork(target: WorkTarget, error: string): Promise<boolean>;
+}
+
+/** Steps one wake takes at most (a case has three transitions; one more to find the next wait). */
+const STEPS_PER_WAKE = 4;
+
+export type CaseResult = { steps: number; ended: 'done' | 'wait' | 'parked' | 'continued'; next?: string };
+
+export function createCase(activities: CaseActivities) {
+  return restate.object({
+    name: CASE,
+    handlers: {
+      wake: async (ctx: restate.ObjectContext): Promise<CaseResult> => {
+        const { organizationId, caseId } = parseCaseKey(ctx.key);
+        const park = async (error: string): Promise<CaseResult> => {
+          await ctx.run('park', () => activities.parkWork(WORK.collectionCase(organizationId, caseId), error), RETRY.database);
+          return { steps: 0, ended: 'parked' };
+        };
+        for (let i = 0; i < STEPS_PER_WAKE; i++) {
+          const taken = await step(ctx, `take-step-${i}`, () => activities.takeCaseStep(organizationId, caseId), 'database');
+          if (!taken.ok) return park(taken.failed);
+          const s = taken.value;
+          if (s.kind === 'done') return { steps: i, ended: 'done' };
+          if (s.kind === 'wait') return { steps: i, ended: 'wait', next: s.date };
+          if (s.kind === 'paakrav_recorded') continue;
+          if (s.kind === 'send_paakrav') {
+            const rendered = await step(ctx, `render-paakrav-${i}`, () => activities.renderCasePaakrav(organizationId, caseId, s.sentOn), 'render');
+            if (!rendered.ok) return park(rendered.failed);
+            const sha256 = rendered.value.sha256;
+            const delivered = await step(ctx, `deliver-paakrav-${i}`, () => activities.deliverCasePaakrav(organizationId, caseId, sha256), 'mail');
+            if (!delivered.ok) return park(delivered.failed);
+            // Nobody to send it to, or refused for good: the case cannot go on without an operator.
+            if (delivered.value.kind === 'refused') return park(`påkrav not delivered: ${delivered.value.code}: ${delivered.value.reason}`);
+            const recorded = await step(ctx, `record-paakrav-${i}`, () => activities.recordCasePaakrav(organizationId, caseId, s.sentOn), 'database');
+            if (!recorded.ok) return park(recorded.failed);
+            continue;
+          }
+          // The hand-over day.
+          const handed = await step(ctx, `hand-over-${i}`, () => activities.handOverCase(organizationId, caseId, s.handedOverOn), 'mail');
+          if (!handed.ok) return park(handed.failed);
+          if (handed.value.reference !== null) {
+            const recorded = await step(ctx, `record-hand-over-${i}`, () => activities.recordCaseHandOver(organizationId, caseId), 'database');
+            if (!recorded.ok) return park(recorded.failed);
+          }
+        }
+        sendTo(ctx, { service: 'Case', handler: 'wake', key: ctx.key, input: null });
+        return { steps: STEPS_PER_WAKE, ended: 'continued' };
+      },
+    },
+  });
+}
+
+export type Case = ReturnType<typeof createCase>;
