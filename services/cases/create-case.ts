@@ -1,4 +1,6 @@
 import type { CaseCreate, CaseStatusView } from '../../contracts/cases.ts';
+import { WORK } from '../../contracts/workflows.ts';
+import { scheduleWake } from '../clock/wake-index.ts';
 import type { Keyring } from '../shared/crypto.ts';
 import type { Queryable } from '../shared/db.ts';
 import { DomainError, type ErrorDetail } from '../shared/errors.ts';
@@ -114,6 +116,8 @@ export async function createCase(
     email_enc: enc(d.email),
     phone_enc: enc(d.mobil),
   }));
+  // The case's lifecycle (workflows/case.ts) begins at once: its wake-index row is due now.
+  await scheduleWake(sql, organizationId, WORK.collectionCase(organizationId, id), now);
   const [, , event] = await Promise.all([
     sql`INSERT INTO case_claims ${sql(claims as Record<string, unknown>[])}`,
     sql`INSERT INTO case_debtors ${sql(debtors as Record<string, unknown>[])}`,

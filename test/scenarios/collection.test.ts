@@ -159,6 +159,31 @@ describe('scenario: collection cases', function () {
     assert.equal(handOverOf(caseView.id), undefined);
   });
 
+  it('a case from POST /v1/cases sends its own påkrav to the debtor and is handed over (with the CPR, to the partner alone) on + 11', async () => {
+    const today = await s.today();
+    const body = {
+      externalReference: 'sag-scenario-1',
+      fordringer: [{ hovedstolOere: 250_000, forfaldsdato: addDays(today, -20) }],
+      skyldnere: [{ skyldnerType: 'person', navn: 'Jens Skyldner', email: 'jens@skyldner.dk', cpr: '0101801234' }],
+    };
+    const mailsBefore = s.mails().length;
+    const res = await call(s.api.app, 'POST', '/v1/cases', { key: s.org.apiKey, body });
+    assert.equal(res.status, 201, res.raw);
+    await s.settle();
+    const id = res.body.data.id as string;
+    let c = await getCase(id);
+    assert.deepEqual([c.state, c.paakravFrist, c.eventVersion], ['PAAKRAV_SENDT', addDays(today, 10), 3]);
+    assert.equal(s.mails().slice(mailsBefore).filter((m) => m.includes(`case-paakrav-${id}@`)).length, 1);
+    await advanceTo(addDays(today, 11));
+    c = await getCase(id);
+    assert.equal(c.state, 'OVERDRAGET');
+    const doc = handOverOf(id) as { debtors: { cpr: string | null }[] } | undefined;
+    assert.equal(doc?.debtors[0]?.cpr, '0101801234');
+    const events = await caseEvents(id);
+    assertNoPersonalData(events);
+    assert.ok(!JSON.stringify(events).includes('0101801234'));
+  });
+
   it('withdraw-case: TILBAGEKALDT before the hand-over, nothing handed over; a second withdrawal is refused', async () => {
     await settings({ maxReminders: 0 });
     const customerId = await s.customer(PERSON);

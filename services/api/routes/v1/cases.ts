@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { Envelope } from '../../../../contracts/common.ts';
 import { CASE_BODY_LIMIT, CaseCreate, CaseStatusView } from '../../../../contracts/cases.ts';
+import { WORK } from '../../../../contracts/workflows.ts';
 import { createCase } from '../../../cases/create-case.ts';
 import { getCase } from '../../../cases/get-case.ts';
 import { mutate } from '../../idempotency.ts';
@@ -38,7 +39,11 @@ export function caseRoutes(app: FastifyInstance, deps: AppDeps): void {
       mutate(deps, req, reply, async (tx, request) => {
         const { created, view } = await createCase(tx, keyring, req.auth.organizationId, req.body, request.now);
         const location = `/v1/cases/${view.id}`;
-        return created ? { status: 201, data: view, location } : { status: 200, data: view, meta: { replayed: true }, location };
+        if (!created) return { status: 200, data: view, meta: { replayed: true }, location };
+        const engine = deps.engine;
+        const org = req.auth.organizationId;
+        // The case's first step (its påkrav): its wake-index row is due now, so a lost poke only delays it.
+        return { status: 201, data: view, location, ...(engine ? { afterCommit: () => engine.poke(WORK.collectionCase(org, view.id)) } : {}) };
       }),
   );
 
