@@ -50,6 +50,11 @@ export function createDunning(activities: DunningActivities) {
           if (s.kind === 'done') return { steps: i, ended: 'done' };
           if (s.kind === 'wait') return { steps: i, ended: 'wait', next: s.date };
           if (s.kind === 'noted') continue;
+          // Collected (autoCollections): the case's lifecycle begins now; this one has ended.
+          if (s.kind === 'collected') {
+            sendTo(ctx, { service: 'Case', handler: 'wake', key: WORK.collectionCase(organizationId, s.caseId).key, input: null });
+            continue;
+          }
           // A step of another invoice of the customer, taken first for its earlier date: that invoice delivers it.
           if (s.kind === 'sibling') {
             sendTo(ctx, { service: 'Dunning', handler: 'wake', key: WORK.dunning(organizationId, s.invoiceId).key, input: null });

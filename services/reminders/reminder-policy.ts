@@ -4,8 +4,8 @@ import { addDays } from '../shared/clock.ts';
  * The dunning engine's decisions, as pure functions of the facts (docs/reminders.md, "The plan"; the law in
  * danish-rules items 1–6). The durable loop (workflows/dunning.ts) only sleeps, asks these, and runs the steps.
  *
- * - `nextStep`: the invoice's next planned step and its date: the free payment reminder, reminder n, or a
- *   limitation warning; null when the lifecycle is over.
+ * - `nextStep`: the invoice's next planned step and its date: the free payment reminder, reminder n, a
+ *   limitation warning, or (autoCollections) the collect step after the demand letter; null when the lifecycle is over.
  * - `decideFee`: the fee a reminder taken on a date carries (§ 9 b: the cap, 3 per invoice, 3 per continuous
  *   arrears, 10 days apart, none on a time-barred claim).
  * - `arrearsStart`: where the customer's current continuous arrears began.
@@ -32,6 +32,8 @@ export interface ReminderPlanSettings {
   cadence: { reminderNumber: number; daysAfterDue: number }[];
   paymentReminderEnabled: boolean;
   paymentReminderDays: number;
+  /** After the plan's last reminder (the demand letter), collect on its deadline + 1 day if the principal is unpaid. */
+  autoCollections?: boolean;
 }
 
 export interface TakenReminder {
@@ -61,7 +63,9 @@ export interface DunningFacts {
 export type PlannedStep =
   | { kind: 'payment_reminder'; date: string }
   | { kind: 'reminder'; reminderNumber: number; date: string; demandLetter: boolean }
-  | { kind: 'limitation_warning'; daysBefore: LimitationWarning; date: string };
+  | { kind: 'limitation_warning'; daysBefore: LimitationWarning; date: string }
+  /** autoCollections: the hand-over to debt collection (as POST …/collect), the day after the demand letter's deadline. */
+  | { kind: 'collect'; date: string };
 
 /** The day a claim due on `dueDate` is time-barred (Forældelsesloven § 3: 3 years; 29 Feb → 28 Feb, the earlier). */
 export function timeBarredOn(dueDate: string): string {
@@ -104,6 +108,20 @@ function nextPaymentReminder(facts: Pick<DunningFacts, 'dueDate' | 'taken' | 'st
 }
 
 /**
+ * With `autoCollections`, once every reminder of the plan is taken (at least one: the demand letter is the plan's
+ * last, reminder `maxReminders`), the collect step on the demand letter's deadline + 1 day; none for a claim
+ * time-barred by then (collect would refuse it).
+ */
+function nextCollect(facts: Pick<DunningFacts, 'dueDate' | 'taken'>, settings: ReminderPlanSettings): PlannedStep | null {
+  if (!settings.autoCollections || settings.maxReminders < 1) return null;
+  const numbered = facts.taken.filter((t) => t.type === 'reminder');
+  if (numbered.length < settings.maxReminders) return null;
+  const demandLetter = numbered.at(-1)!;
+  const date = addDays(demandLetter.sentOn, DEADLINE_DAYS + 1);
+  return isTimeBarred(facts.dueDate, date) ? null : { kind: 'collect', date };
+}
+
+/**
  * The invoice's next step, earliest first (a limitation warning before a reminder on the same day), or null when
  * nothing is left: the invoice is no longer remindable (paid, in collections), only fees are outstanding, or every
  * step is taken.
@@ -121,7 +139,7 @@ export function nextStep(facts: DunningFacts, settings: ReminderPlanSettings): P
   const pr = nextPaymentReminder(facts, settings);
   if (pr) candidates.push(pr);
   else {
-    const r = nextReminder(facts, settings);
+    const r = nextReminder(facts, settings) ?? nextCollect(facts, settings);
     if (r) candidates.push(r);
   }
   if (candidates.length === 0) return null;

@@ -1,3 +1,4 @@
+import { collectInvoice } from '../cases/collect-invoice.ts';
 import type { Db, Queryable } from '../shared/db.ts';
 import { nextStep } from './reminder-policy.ts';
 import { loadDunningContext, lockCustomerDunning, noteLimitationWarning, scheduleDunning, takeReminder, unfinishedReminder, type DunningContext, type TakenStep } from './take-reminder-step.ts';
@@ -9,7 +10,8 @@ import { loadDunningContext, lockCustomerDunning, noteLimitationWarning, schedul
  * - a reminder taken earlier whose document or delivery is unfinished comes first (a crash after its commit): it is
  *   handed back to be rendered and delivered, never taken again;
  * - otherwise the plan's next step, if its day has come (the business today, or a day a clock advance passed): a
- *   reminder is taken on its own planned date, a limitation warning noted;
+ *   reminder is taken on its own planned date, a limitation warning noted, the collect step (autoCollections) taken
+ *   by the collect use case (services/cases/collect-invoice.ts), which ends this lifecycle;
  * - otherwise the lifecycle waits for the next step's day (the wake index row moves there) or ends (the row goes).
  *
  * Safe to repeat: everything it does is read back from the database the next time.
@@ -20,7 +22,9 @@ export type DunningStep =
   | { kind: 'noted'; daysBefore: number; date: string }
   | { kind: 'deliver'; reminderId: string; delivery: 'pending' | 'none'; documented: boolean; taken?: TakenStep }
   /** A step of another invoice of the customer, dated earlier, was taken first: that invoice's lifecycle delivers it. */
-  | { kind: 'sibling'; invoiceId: string };
+  | { kind: 'sibling'; invoiceId: string }
+  /** autoCollections: the invoice was collected (as POST …/collect); the case's own lifecycle takes over. */
+  | { kind: 'collected'; caseId: string };
 
 export async function takeDueDunningStep(db: Db, organizationId: string, invoiceId: string): Promise<DunningStep> {
   return db.tx(async (tx) => {
@@ -45,6 +49,11 @@ export async function takeDueDunningStep(db: Db, organizationId: string, invoice
     if (step.kind === 'limitation_warning') {
       await noteLimitationWarning(tx, ctx, step.daysBefore, step.date);
       return { kind: 'noted', daysBefore: step.daysBefore, date: step.date };
+    }
+    if (step.kind === 'collect') {
+      // The same use case as POST …/collect (its checks, the case, the invoice's hand-over, the end of this lifecycle).
+      const { view } = await collectInvoice(tx, organizationId, invoiceId, new Date());
+      return { kind: 'collected', caseId: view.id };
     }
     // ... and in the order of their dates: a catch-up that passed steps of several of the customer's invoices takes
     // an earlier-dated step of another invoice first, so each fee decision sees what was sent before its date.
@@ -84,13 +93,13 @@ async function earlierSiblingStep(
     const other = await loadDunningContext(tx, ctx.organizationId, id, { lock: false });
     if (!other) continue;
     const step = nextStep(other.facts, other.settings);
-    if (!step || step.kind === 'limitation_warning' || step.date >= before || step.date > ctx.today) continue;
+    if (!step || step.kind === 'limitation_warning' || step.kind === 'collect' || step.date >= before || step.date > ctx.today) continue;
     if (!best || step.date < best.date) best = { id, date: step.date };
   }
   if (!best) return undefined;
   const locked = await loadDunningContext(tx, ctx.organizationId, best.id);
   const step = locked && nextStep(locked.facts, locked.settings);
-  if (!locked || !step || step.kind === 'limitation_warning' || step.date >= before) return undefined;
+  if (!locked || !step || step.kind === 'limitation_warning' || step.kind === 'collect' || step.date >= before) return undefined;
   return {
     ctx: locked,
     step: { type: step.kind, reminderNumber: step.kind === 'reminder' ? step.reminderNumber : null, sentOn: step.date, demandLetter: step.kind === 'reminder' && step.demandLetter },

@@ -184,6 +184,44 @@ describe('scenario: collection cases', function () {
     assert.ok(!JSON.stringify(events).includes('0101801234'));
   });
 
+  it('autoCollections: the engine collects on the demand letter deadline + 1 day, and the case goes on from there', async () => {
+    await settings({ autoCollections: true });
+    const customerId = await s.customer(PERSON);
+    const inv = await s.issue({ customerId, paymentTermsDays: 14 });
+    const demandOn = addDays(inv.dueDate, 27);
+    // The demand letter's deadline (sent + 10): not yet.
+    await advanceTo(addDays(demandOn, 10));
+    assert.equal((await s.invoice(inv.id)).status, 'overdue');
+    const [none] = await testDb().db.sql`SELECT 1 FROM collection_cases WHERE invoice_id = ${inv.id}`;
+    assert.equal(none, undefined);
+    await advanceTo(addDays(demandOn, 11));
+    assert.equal((await s.invoice(inv.id)).status, 'collections');
+    const [row] = await testDb().db.sql<{ id: string }[]>`SELECT id FROM collection_cases WHERE invoice_id = ${inv.id}`;
+    assert.ok(row, 'the case');
+    // The demand letter is the påkrav: its deadline has run, so the hand-over is due on the same day.
+    const c = await getCase(row.id);
+    assert.deepEqual([c.state, c.paakravFrist, c.eventVersion], ['OVERDRAGET', addDays(demandOn, 10), 5]);
+    assert.ok(handOverOf(row.id));
+    // A repeat collect finds the engine's case.
+    const again = await call(s.api.app, 'POST', `/v1/invoices/${inv.id}/collect`, { key: s.org.apiKey });
+    assert.deepEqual([again.status, again.body.data.id, again.body.meta.replayed], [200, row.id, true]);
+    await settings({});
+  });
+
+  it('autoCollections with the principal paid: only fees left, nothing is collected', async () => {
+    await settings({ autoCollections: true });
+    const customerId = await s.customer(PERSON);
+    const inv = await s.issue({ customerId, paymentTermsDays: 14 });
+    const demandOn = addDays(inv.dueDate, 27);
+    await advanceTo(addDays(demandOn, 1));
+    await s.pay(inv.id, inv.grossOere);
+    await advanceTo(addDays(demandOn, 12));
+    const [none] = await testDb().db.sql`SELECT 1 FROM collection_cases WHERE invoice_id = ${inv.id}`;
+    assert.equal(none, undefined);
+    assert.equal((await s.invoice(inv.id)).status, 'overdue');
+    await settings({});
+  });
+
   it('withdraw-case: TILBAGEKALDT before the hand-over, nothing handed over; a second withdrawal is refused', async () => {
     await settings({ maxReminders: 0 });
     const customerId = await s.customer(PERSON);

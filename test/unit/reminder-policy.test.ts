@@ -87,6 +87,26 @@ describe('reminder policy: the plan', () => {
     assert.deepEqual(nextReminderStep(facts(), { ...DEFAULTS, paymentReminderEnabled: true }), { type: 'payment_reminder', reminderNumber: null, date: '2026-01-13' });
   });
 
+  it('autoCollections: after the demand letter, collect on its deadline + 1 day (sent + 11); not before the plan is done', () => {
+    const auto = { ...DEFAULTS, autoCollections: true };
+    const done = [r(1, '2026-01-17'), r(2, '2026-01-27'), r(3, '2026-02-06')];
+    const cases: [string, ReminderPlanSettings, TakenReminder[], Partial<DunningFacts>, ReturnType<typeof nextStep>][] = [
+      ['the plan done: collect on the demand letter + 11', auto, done, {}, { kind: 'collect', date: '2026-02-17' }],
+      ['a plan still running: the next reminder', auto, done.slice(0, 2), {}, { kind: 'reminder', reminderNumber: 3, date: '2026-02-06', demandLetter: true }],
+      ['maxReminders 1: collect 11 days after reminder 1', { ...auto, maxReminders: 1 }, done.slice(0, 1), {}, { kind: 'collect', date: '2026-01-28' }],
+      ['a free demand letter counts the same', auto, [r(1, '2026-01-17'), r(2, '2026-01-27'), r(3, '2026-02-06', 0)], {}, { kind: 'collect', date: '2026-02-17' }],
+      ['autoCollections off: the limitation warning', DEFAULTS, done, {}, { kind: 'limitation_warning', daysBefore: 90, date: '2028-10-12' }],
+      ['maxReminders 0: no demand letter, no collect', { ...auto, maxReminders: 0 }, [], {}, { kind: 'limitation_warning', daysBefore: 90, date: '2028-10-12' }],
+      ['only fees outstanding: nothing', auto, done, { principalOutstandingOere: 0 }, null],
+      ['in collections already: nothing', auto, done, { remindable: false }, null],
+      // Due 2023-02-10, barred 2026-02-10: a collect dated on or after it is never planned; the warnings were written.
+      ['time-barred by the collect date: nothing', auto, done, { dueDate: '2023-02-10', warned: [90, 30] }, null],
+    ];
+    for (const [name, plan, taken, over, expected] of cases) assert.deepEqual(nextStep(facts(taken, over), plan), expected, name);
+    // meta.nextReminder names reminders only.
+    assert.equal(nextReminderStep(facts(done), auto), null);
+  });
+
   it('a plan that began after the due date takes nothing before it began, and spaces what it gathers 10 days apart', () => {
     const late = { startedOn: '2026-03-01' };
     assert.deepEqual(nextStep(facts([], late), DEFAULTS), { kind: 'reminder', reminderNumber: 1, date: '2026-03-01', demandLetter: false });
