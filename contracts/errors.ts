@@ -71,6 +71,12 @@ export const ErrorStatus = {
   only_fees_outstanding: 422,
   /** POST …/collect: the plan's reminders are not all taken yet. */
   reminder_flow_incomplete: 422,
+  /** A subscription's status does not allow the call (pause, resume, cancel, a change of a cancelled one); the message names the status. */
+  invalid_transition: 422,
+  /** A subscription's endDate before its startDate. */
+  invalid_end_date: 422,
+  /** PATCH of a subscription's customerId or startDate after a period was invoiced. */
+  subscription_already_invoiced: 422,
   rate_limited: 429,
   internal_error: 500,
   service_unavailable: 503,

@@ -5,7 +5,7 @@ import type { PaymentSource } from './payments.ts';
  * Every event type with the family block its envelope carries and the shape of its `data`. `data` holds amounts,
  * dates, ids and the integrator's externalReference only: never names, e-mail addresses, phone numbers or CPR.
  *
- * Types nothing records yet (collections, subscriptions) have their family and an open payload;
+ * Types nothing records yet (the subscription payment and payment-method events) have their family and an open payload;
  * the change that first records one gives it its payload here.
  */
 
@@ -97,6 +97,24 @@ export interface CaseEventData {
   externalReference: string | null;
 }
 
+/**
+ * Every `subscription.*` event the API and the run write: the subscription as of after the change
+ * (subscriptions.md, "Routes"). `nextInvoiceDate` is null while paused, cancelled or ended.
+ */
+export interface SubscriptionEventData {
+  customerId: string;
+  status: 'active' | 'paused' | 'cancelled';
+  nextInvoiceDate: string | null;
+  externalReference: string | null;
+}
+
+/** A period was invoiced: the subscription's fields plus the invoice and its period. */
+export interface SubscriptionInvoicedData extends SubscriptionEventData {
+  invoiceId: string;
+  periodStart: string;
+  periodEnd: string;
+}
+
 /** A payment on the case's invoice, with its amount. */
 export interface CasePaymentReceivedData extends CaseEventData {
   amountOere: number;
@@ -118,13 +136,13 @@ export interface EventCatalogue {
   'payment.received': Entry<'payment', PaymentReceivedData>;
   'customer.past_due': Entry<'customer', CustomerPastDueData>;
   'customer.settled': Entry<'customer', CustomerPastDueData>;
-  'subscription.created': Entry<'subscription', UnspecifiedEventData>;
-  'subscription.updated': Entry<'subscription', UnspecifiedEventData>;
-  'subscription.paused': Entry<'subscription', UnspecifiedEventData>;
-  'subscription.resumed': Entry<'subscription', UnspecifiedEventData>;
-  'subscription.cancelled': Entry<'subscription', UnspecifiedEventData>;
-  'subscription.ended': Entry<'subscription', UnspecifiedEventData>;
-  'subscription.invoiced': Entry<'subscription', UnspecifiedEventData>;
+  'subscription.created': Entry<'subscription', SubscriptionEventData>;
+  'subscription.updated': Entry<'subscription', SubscriptionEventData>;
+  'subscription.paused': Entry<'subscription', SubscriptionEventData>;
+  'subscription.resumed': Entry<'subscription', SubscriptionEventData>;
+  'subscription.cancelled': Entry<'subscription', SubscriptionEventData>;
+  'subscription.ended': Entry<'subscription', SubscriptionEventData>;
+  'subscription.invoiced': Entry<'subscription', SubscriptionInvoicedData>;
   'subscription.payment_succeeded': Entry<'subscription', UnspecifiedEventData>;
   'subscription.payment_failed': Entry<'subscription', UnspecifiedEventData>;
   'subscription.payment_method.attached': Entry<'subscription', UnspecifiedEventData>;

@@ -906,6 +906,168 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List subscriptions, newest first
+         * @description Filters are exact matches; `nextInvoiceBefore` keeps subscriptions whose `nextInvoiceDate` is on or before the date (paused, cancelled and ended ones have none).
+         *
+         *     Requires scope `subscriptions:read`.
+         */
+        get: operations["listSubscriptions"];
+        put?: never;
+        /**
+         * Create a subscription
+         * @description Active from the start; period k starts on startDate + k × interval and is invoiced on its start date (billing in advance). Defaults: `dueDays` 30, `autoSend` true, `endDate` null. Refusals: `endDate` before `startDate` (422 `invalid_end_date`), the invoice lines' VAT rules (422), an unknown customer (404 `customer_not_found`). A start today or earlier is invoiced by the schedule right after, never inside this request.
+         *
+         *     Requires scope `subscriptions:write`.
+         */
+        post: operations["createSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscriptions/{subscriptionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a subscription
+         * @description Requires scope `subscriptions:read`.
+         */
+        get: operations["getSubscription"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a subscription (partial, future periods only)
+         * @description Omitted fields are kept, `null` clears a field, a value replaces it (`lines` and `metadata` as a whole). Invoices already made keep what they had. A new `interval` applies from `nextInvoiceDate` on: that date stays and later periods follow the new interval counted from it. `customerId` and `startDate` cannot change once a period was invoiced (422 `subscription_already_invoiced`); a cancelled subscription cannot change (422 `invalid_transition`).
+         *
+         *     Requires scope `subscriptions:write`.
+         */
+        patch: operations["updateSubscription"];
+        trace?: never;
+    };
+    "/v1/subscriptions/{subscriptionId}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a subscription
+         * @description active → paused (`subscription.paused`): no period is invoiced while paused. Any other status: 422 `invalid_transition`, its message naming the current status.
+         *
+         *     Requires scope `subscriptions:write`.
+         */
+        post: operations["pauseSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscriptions/{subscriptionId}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a paused subscription
+         * @description paused → active (`subscription.resumed`): the periods whose start fell while paused are skipped, not billed; `nextInvoiceDate` becomes the first period start on or after today. Any other status: 422 `invalid_transition`, its message naming the current status.
+         *
+         *     Requires scope `subscriptions:write`.
+         */
+        post: operations["resumeSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscriptions/{subscriptionId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a subscription
+         * @description active or paused → cancelled (`subscription.cancelled`), final. Any other status: 422 `invalid_transition`, its message naming the current status.
+         *
+         *     Requires scope `subscriptions:write`.
+         */
+        post: operations["cancelSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscriptions/{subscriptionId}/next_invoice": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Preview the next invoice
+         * @description The next period's invoice as it will be computed (`date` is its issue date: the period start, or today when that start has passed and the period waits for its run). `data` is null when no invoice is coming (paused, cancelled, ended). Nothing is issued.
+         *
+         *     Requires scope `subscriptions:read`.
+         */
+        get: operations["previewSubscriptionInvoice"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscriptions/{subscriptionId}/invoices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a subscription's invoices, newest period first
+         * @description Requires scope `subscriptions:read`.
+         */
+        get: operations["listSubscriptionInvoices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1364,6 +1526,9 @@ export interface components {
             externalReference: string | null;
             metadata: components["schemas"]["Metadata"] | null;
             creditsInvoiceId: string | null;
+            subscriptionId: string | null;
+            periodStart: string | null;
+            periodEnd: string | null;
             /**
              * Format: date-time
              * @description UTC instant, ISO-8601
@@ -1406,6 +1571,30 @@ export interface components {
         };
         /** InvoiceStatus */
         InvoiceStatus: "draft" | "issued" | "overdue" | "paid" | "collections";
+        /** LatestSubscriptionInvoice */
+        LatestSubscriptionInvoice: {
+            /**
+             * Format: uuid
+             * @description Resource id (UUID)
+             */
+            id: string;
+            number: number;
+            /**
+             * Format: date
+             * @description Calendar date, YYYY-MM-DD
+             */
+            issueDate: string;
+            /**
+             * Format: date
+             * @description Calendar date, YYYY-MM-DD
+             */
+            periodStart: string;
+            /**
+             * Format: date
+             * @description Calendar date, YYYY-MM-DD
+             */
+            periodEnd: string;
+        };
         /**
          * Metadata
          * @description String-to-string map: keys 1..40 characters, values up to 500 characters, at most 50 keys
@@ -1572,6 +1761,105 @@ export interface components {
             paymentReminderDays: number;
             letterFallback: boolean;
         };
+        /** Subscription */
+        Subscription: {
+            /**
+             * Format: uuid
+             * @description Resource id (UUID)
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description Resource id (UUID)
+             */
+            customerId: string;
+            name: string;
+            interval: components["schemas"]["SubscriptionInterval"];
+            /**
+             * Format: date
+             * @description Calendar date, YYYY-MM-DD
+             */
+            startDate: string;
+            endDate: string | null;
+            dueDays: number;
+            autoSend: boolean;
+            lines: components["schemas"]["SubscriptionLine"][];
+            externalReference: string | null;
+            metadata: components["schemas"]["Metadata"] | null;
+            status: components["schemas"]["SubscriptionStatus"];
+            nextInvoiceDate: string | null;
+            /** @description Invoices issued for this subscription */
+            invoiceCount: number;
+            /** @description Periods started on or before today and not invoiced yet (0 while paused) */
+            periodsBehind: number;
+            latestInvoice: components["schemas"]["LatestSubscriptionInvoice"] | null;
+            /**
+             * Format: date-time
+             * @description UTC instant, ISO-8601
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description UTC instant, ISO-8601
+             */
+            updatedAt: string;
+            pausedAt: string | null;
+            cancelledAt: string | null;
+            endedAt: string | null;
+        };
+        /**
+         * SubscriptionInterval
+         * @description A period is `count` weeks, months or years
+         */
+        SubscriptionInterval: {
+            unit: "week" | "month" | "year";
+            count: number;
+        };
+        /** SubscriptionInvoicePreview */
+        SubscriptionInvoicePreview: {
+            /**
+             * Format: date
+             * @description The issue date the invoice will carry
+             */
+            date: string;
+            /**
+             * Format: date
+             * @description Calendar date, YYYY-MM-DD
+             */
+            periodStart: string;
+            /**
+             * Format: date
+             * @description Calendar date, YYYY-MM-DD
+             */
+            periodEnd: string;
+            lines: components["schemas"]["SubscriptionLine"][];
+            netOere: number;
+            vatOere: number;
+            grossOere: number;
+        };
+        /** SubscriptionLine */
+        SubscriptionLine: {
+            description: string;
+            quantity: number;
+            unitPriceOere: number;
+            vatRateBps: number;
+            vatExemptionReason: components["schemas"]["VatExemptionReason"] | null;
+            netOere: number;
+            vatOere: number;
+            grossOere: number;
+        };
+        /** SubscriptionLineInput */
+        SubscriptionLineInput: {
+            description: string;
+            /** @description Decimal quantity, > 0 */
+            quantity: number;
+            unitPriceOere: number;
+            /** @description VAT rate in basis points (2500 = 25 %); default 2500. Outside 0..10000 is 422 invalid_vat_rate. */
+            vatRateBps?: number;
+            vatExemptionReason?: components["schemas"]["VatExemptionReason"] | null;
+        };
+        /** SubscriptionStatus */
+        SubscriptionStatus: "active" | "paused" | "cancelled";
         /**
          * TermsEvidence
          * @description A write-once record of accepted terms
@@ -7686,6 +7974,1046 @@ export interface operations {
             };
             /** @description unsupported_media_type: bodies must be application/json */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A business rule refused the request (see the error code) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: see Retry-After and RateLimit-* headers */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listSubscriptions: {
+        parameters: {
+            query?: {
+                status?: components["schemas"]["SubscriptionStatus"];
+                /** @description Resource id (UUID) */
+                customerId?: string;
+                externalReference?: string;
+                /** @description Only subscriptions whose nextInvoiceDate is on or before this date */
+                nextInvoiceBefore?: string;
+                /** @description Page size, 1..200 */
+                limit?: number;
+                /** @description Opaque cursor from meta.nextCursor; anything else is 400 invalid_cursor */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Subscription"][];
+                        meta: {
+                            nextCursor: string | null;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope: the key lacks the scope this operation requires */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: the id is unknown or belongs to another organisation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A business rule refused the request (see the error code) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: see Retry-After and RateLimit-* headers */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createSubscription: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description One key per logical operation */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description Resource id (UUID)
+                     */
+                    customerId: string;
+                    name: string;
+                    interval: components["schemas"]["SubscriptionInterval"];
+                    /**
+                     * Format: date
+                     * @description Calendar date, YYYY-MM-DD
+                     */
+                    startDate: string;
+                    endDate?: string | null;
+                    /** @description Due date = issue date + dueDays; default 30 */
+                    dueDays?: number;
+                    /** @description E-mail each invoice when issued (customers with an e-mail); default true */
+                    autoSend?: boolean;
+                    lines: components["schemas"]["SubscriptionLineInput"][];
+                    externalReference?: string | null;
+                    metadata?: components["schemas"]["Metadata"] | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Subscription"];
+                        /** @description Response metadata */
+                        meta: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope: the key lacks the scope this operation requires */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: the id is unknown or belongs to another organisation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description idempotency_conflict or idempotency_in_progress (mutations) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unsupported_media_type: bodies must be application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A business rule refused the request (see the error code) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: see Retry-After and RateLimit-* headers */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Subscription id (UUID) */
+                subscriptionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Subscription"];
+                        /** @description Response metadata */
+                        meta: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope: the key lacks the scope this operation requires */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: the id is unknown or belongs to another organisation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A business rule refused the request (see the error code) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: see Retry-After and RateLimit-* headers */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateSubscription: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description One key per logical operation */
+                "idempotency-key": string;
+            };
+            path: {
+                /** @description Subscription id (UUID) */
+                subscriptionId: string;
+            };
+            cookie?: never;
+        };
+        /** @description Partial: an omitted field is kept, `null` clears it, a value replaces it. Affects future periods only. */
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description Resource id (UUID)
+                     */
+                    customerId?: string;
+                    name?: string;
+                    interval?: components["schemas"]["SubscriptionInterval"];
+                    /**
+                     * Format: date
+                     * @description Calendar date, YYYY-MM-DD
+                     */
+                    startDate?: string;
+                    endDate?: string | null;
+                    /** @description Due date = issue date + dueDays; default 30 */
+                    dueDays?: number;
+                    autoSend?: boolean;
+                    lines?: components["schemas"]["SubscriptionLineInput"][];
+                    externalReference?: string | null;
+                    metadata?: components["schemas"]["Metadata"] | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Subscription"];
+                        /** @description Response metadata */
+                        meta: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope: the key lacks the scope this operation requires */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: the id is unknown or belongs to another organisation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description idempotency_conflict or idempotency_in_progress (mutations) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unsupported_media_type: bodies must be application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A business rule refused the request (see the error code) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: see Retry-After and RateLimit-* headers */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    pauseSubscription: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description One key per logical operation */
+                "idempotency-key": string;
+            };
+            path: {
+                /** @description Subscription id (UUID) */
+                subscriptionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Subscription"];
+                        /** @description Response metadata */
+                        meta: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope: the key lacks the scope this operation requires */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: the id is unknown or belongs to another organisation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description idempotency_conflict or idempotency_in_progress (mutations) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unsupported_media_type: bodies must be application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A business rule refused the request (see the error code) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: see Retry-After and RateLimit-* headers */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    resumeSubscription: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description One key per logical operation */
+                "idempotency-key": string;
+            };
+            path: {
+                /** @description Subscription id (UUID) */
+                subscriptionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Subscription"];
+                        /** @description Response metadata */
+                        meta: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope: the key lacks the scope this operation requires */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: the id is unknown or belongs to another organisation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description idempotency_conflict or idempotency_in_progress (mutations) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unsupported_media_type: bodies must be application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A business rule refused the request (see the error code) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: see Retry-After and RateLimit-* headers */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelSubscription: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description One key per logical operation */
+                "idempotency-key": string;
+            };
+            path: {
+                /** @description Subscription id (UUID) */
+                subscriptionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Subscription"];
+                        /** @description Response metadata */
+                        meta: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope: the key lacks the scope this operation requires */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: the id is unknown or belongs to another organisation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description idempotency_conflict or idempotency_in_progress (mutations) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unsupported_media_type: bodies must be application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A business rule refused the request (see the error code) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: see Retry-After and RateLimit-* headers */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    previewSubscriptionInvoice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Subscription id (UUID) */
+                subscriptionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SubscriptionInvoicePreview"] | null;
+                        /** @description Response metadata */
+                        meta: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope: the key lacks the scope this operation requires */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: the id is unknown or belongs to another organisation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A business rule refused the request (see the error code) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: see Retry-After and RateLimit-* headers */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listSubscriptionInvoices: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1..200 */
+                limit?: number;
+                /** @description Opaque cursor from meta.nextCursor; anything else is 400 invalid_cursor */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Subscription id (UUID) */
+                subscriptionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Invoice"][];
+                        meta: {
+                            nextCursor: string | null;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope: the key lacks the scope this operation requires */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: the id is unknown or belongs to another organisation */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -83,6 +83,15 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'GET /v1/cases/:caseId': 'getCase',
   'POST /v1/invoices/:invoiceId/collect': 'collectInvoice',
   'POST /v1/betingelse-accept': 'acceptTerms',
+  'GET /v1/subscriptions': 'listSubscriptions',
+  'POST /v1/subscriptions': 'createSubscription',
+  'GET /v1/subscriptions/:subscriptionId': 'getSubscription',
+  'PATCH /v1/subscriptions/:subscriptionId': 'updateSubscription',
+  'POST /v1/subscriptions/:subscriptionId/pause': 'pauseSubscription',
+  'POST /v1/subscriptions/:subscriptionId/resume': 'resumeSubscription',
+  'POST /v1/subscriptions/:subscriptionId/cancel': 'cancelSubscription',
+  'GET /v1/subscriptions/:subscriptionId/invoices': 'listSubscriptionInvoices',
+  'GET /v1/subscriptions/:subscriptionId/next_invoice': 'previewSubscriptionInvoice',
 };
 
 /** The `operationId` of a route, from the table above. */

@@ -28,6 +28,9 @@ export interface InvoiceRow {
   external_reference: string | null;
   metadata: Record<string, string> | null;
   credits_invoice_id: string | null;
+  subscription_id: string | null;
+  period_start: string | null;
+  period_end: string | null;
   document_sha256: Buffer | null;
   created_at: Date;
   updated_at: Date;
@@ -80,7 +83,7 @@ export const invoiceSelect = (sql: Queryable) => {
   i.net_oere, i.vat_oere, i.gross_oere,
   ${t.paid}::bigint AS paid_oere, ${t.credited}::bigint AS credited_oere, ${t.fees}::bigint AS reminder_fee_oere,
   i.customer_reference, i.sender_reference, i.message, i.heading, i.external_reference, i.metadata,
-  i.credits_invoice_id, i.document_sha256, i.created_at, i.updated_at, i.issued_at, i.sent_at,
+  i.credits_invoice_id, i.subscription_id, i.period_start, i.period_end, i.document_sha256, i.created_at, i.updated_at, i.issued_at, i.sent_at,
   -- Lines in the same statement as the header, so a reader never pairs a header with another version's lines.
   (SELECT coalesce(json_agg(json_build_object(
             'invoice_id', l.invoice_id, 'position', l.position, 'description', l.description, 'quantity', l.quantity::text,
@@ -138,6 +141,9 @@ export function toInvoice(r: InvoiceRow, lines: LineRow[] = r.lines): Invoice {
     externalReference: r.external_reference,
     metadata: r.metadata,
     creditsInvoiceId: r.credits_invoice_id,
+    subscriptionId: r.subscription_id,
+    periodStart: r.period_start,
+    periodEnd: r.period_end,
     createdAt: r.created_at.toISOString(),
     updatedAt: r.updated_at.toISOString(),
     issuedAt: issuing ? null : (r.issued_at?.toISOString() ?? null),

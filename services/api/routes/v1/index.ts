@@ -17,6 +17,7 @@ import { reminderRoutes } from './reminders.ts';
 import { caseRoutes } from './cases.ts';
 import { collectRoutes } from './collect.ts';
 import { termsEvidenceRoutes } from './terms-evidence.ts';
+import { subscriptionRoutes } from './subscriptions.ts';
 
 export function registerV1Routes(app: FastifyInstance, deps: AppDeps): void {
   discoveryRoutes(app);
@@ -36,4 +37,5 @@ export function registerV1Routes(app: FastifyInstance, deps: AppDeps): void {
   caseRoutes(app, deps);
   collectRoutes(app, deps);
   termsEvidenceRoutes(app, deps);
+  subscriptionRoutes(app, deps);
 }

@@ -1,0 +1,79 @@
+import type { EventType } from '../../contracts/events.ts';
+import { DomainError } from '../shared/errors.ts';
+
+/**
+ * The subscription lifecycle as data (api-spec.md 3.2, subscriptions.md "Routes"):
+ *
+ *   (create) → active; active → paused (pause); paused → active (resume); active | paused → cancelled (cancel, or the
+ *   end: the last period was invoiced, or endDate passed). `cancelled` is final.
+ *
+ * Besides the transitions, which statuses allow a change (PATCH: active or paused) and a run (active only). A call
+ * from any other status is 422 `invalid_transition` naming the current status, never a silent no-op. The status
+ * list is also the CHECK on subscriptions.status (018_subscriptions.sql).
+ */
+
+export const SUBSCRIPTION_STATUSES = ['active', 'paused', 'cancelled'] as const;
+export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
+
+export const INITIAL_SUBSCRIPTION_STATUS = 'active' as const satisfies SubscriptionStatus;
+
+type SubscriptionEventType = Extract<EventType, `subscription.${string}`>;
+
+interface SubscriptionTransition {
+  from: readonly SubscriptionStatus[];
+  to: SubscriptionStatus;
+  event: SubscriptionEventType;
+}
+
+export const SUBSCRIPTION_TRANSITIONS = {
+  /** POST …/pause: no period is invoiced while paused. */
+  pause: { from: ['active'], to: 'paused', event: 'subscription.paused' },
+  /** POST …/resume: periods that started while paused are skipped. */
+  resume: { from: ['paused'], to: 'active', event: 'subscription.resumed' },
+  /** POST …/cancel: final. */
+  cancel: { from: ['active', 'paused'], to: 'cancelled', event: 'subscription.cancelled' },
+  /** No further period can come (the last one is invoiced, or endDate passed): cancelled with endedAt, once. */
+  end: { from: ['active', 'paused'], to: 'cancelled', event: 'subscription.ended' },
+} as const satisfies Record<string, SubscriptionTransition>;
+
+export type SubscriptionTransitionName = keyof typeof SUBSCRIPTION_TRANSITIONS;
+
+/** What else a status allows: a PATCH (`update`) and a period's run (`run`). */
+export const SUBSCRIPTION_ACTIONS = {
+  update: ['active', 'paused'],
+  run: ['active'],
+} as const satisfies Record<string, readonly SubscriptionStatus[]>;
+
+export type SubscriptionAction = SubscriptionTransitionName | keyof typeof SUBSCRIPTION_ACTIONS;
+
+const allowedFrom = (action: SubscriptionAction): readonly SubscriptionStatus[] =>
+  action in SUBSCRIPTION_TRANSITIONS
+    ? SUBSCRIPTION_TRANSITIONS[action as SubscriptionTransitionName].from
+    : SUBSCRIPTION_ACTIONS[action as keyof typeof SUBSCRIPTION_ACTIONS];
+
+/** Whether `action` may start from `status`. */
+export const canSubscription = (status: SubscriptionStatus, action: SubscriptionAction): boolean => allowedFrom(action).includes(status);
+
+const VERB: Record<SubscriptionAction, string> = {
+  pause: 'paused',
+  resume: 'resumed',
+  cancel: 'cancelled',
+  end: 'ended',
+  update: 'changed',
+  run: 'invoiced',
+};
+
+/** The 422 `invalid_transition` for `action` from `status`: the message names the current status and what is allowed. */
+export function transitionRefused(status: SubscriptionStatus, action: SubscriptionAction): DomainError {
+  const from = allowedFrom(action);
+  const final = status === 'cancelled' ? ' (cancelled is final)' : '';
+  return new DomainError(
+    'invalid_transition',
+    `The subscription is ${status}${final}: it cannot be ${VERB[action]}, which needs status ${from.join(' or ')}.`,
+  );
+}
+
+/** Throws `transitionRefused` unless `action` may start from `status`. */
+export function assertCan(status: SubscriptionStatus, action: SubscriptionAction): void {
+  if (!canSubscription(status, action)) throw transitionRefused(status, action);
+}
