@@ -71,6 +71,10 @@ export const ErrorStatus = {
   only_fees_outstanding: 422,
   /** POST …/collect: the plan's reminders are not all taken yet. */
   reminder_flow_incomplete: 422,
+  /** POST /v1/reminder-flows: the graph breaks the format's rules; `details` has one entry per problem. */
+  invalid_flow_graph: 422,
+  /** POST …/approve by the key that created the version (four-eyes). */
+  approver_is_creator: 422,
   /** A subscription's status does not allow the call (pause, resume, cancel, a change of a cancelled one); the message names the status. */
   invalid_transition: 422,
   /** A subscription's endDate before its startDate. */

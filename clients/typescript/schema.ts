@@ -906,6 +906,100 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/reminder-flows": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List reminder flows, one item per key
+         * @description Each key with its latest version's name, `latestVersion` and `activeVersion` (null when none of its versions is active), in key order, in cursor pages. Needs the `pro` plan: without it 403 `plan_required`, right after authentication, before any other check.
+         *
+         *     Requires scope `reminders:read`.
+         */
+        get: operations["listReminderFlows"];
+        put?: never;
+        /**
+         * Create a reminder flow version (a draft)
+         * @description A new key starts at version 1; an existing key gets its next version. `graph` is any JSON value by schema; the service accepts only a ReminderFlowGraph and answers anything else with 422 `invalid_flow_graph`, one detail per problem at its JSON pointer from the body (`/graph/steps/2/daysAfterDue`). Like a schema violation, that 422 is judged before the Idempotency-Key is used and does not consume it. Answers 201 with `Location: /v1/reminder-flows/{key}/versions/{n}` and the version in `draft`, its graph with the defaults filled in; `createdBy` is the calling key. The graph format is the ReminderFlowGraph schema (components.schemas.ReminderFlowGraph; docs/reminder-flows.md). Needs the `pro` plan: without it 403 `plan_required`, right after authentication, before any other check.
+         *
+         *     Requires scope `reminders:write`.
+         */
+        post: operations["createReminderFlowVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reminder-flows/{flowKey}/versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a reminder flow version
+         * @description The version with its graph, state and audit fields. `standard=true` reads the platform standard flow with that key instead: `STANDARD`, version 1, the statutory default plan (no payment reminder; reminders on days 7, 14 and 21 after the due date at the statutory fee, channel `email_or_letter`; no collections step). It is never editable and needs no approval: state `approved`, actors and dates null. An unknown key or version is 404 `reminder_flow_not_found`. The graph format is the ReminderFlowGraph schema (components.schemas.ReminderFlowGraph; docs/reminder-flows.md). Needs the `pro` plan: without it 403 `plan_required`, right after authentication, before any other check.
+         *
+         *     Requires scope `reminders:read`.
+         */
+        get: operations["getReminderFlowVersion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reminder-flows/{flowKey}/versions/{version}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a draft version (four-eyes)
+         * @description draft → approved. The approving key must be another than the one that created the version (422 `approver_is_creator`); a version that is not a draft is 422 `invalid_transition`. Answers 200 with the version, `approvedBy` the calling key. Needs the `pro` plan: without it 403 `plan_required`, right after authentication, before any other check.
+         *
+         *     Requires scope `reminders:write`.
+         */
+        post: operations["approveReminderFlowVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reminder-flows/{flowKey}/versions/{version}/activate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Activate or deactivate a version
+         * @description `{active: true}`: approved or inactive → active, and the organisation’s previously active version (of any key) becomes inactive in the same transaction: one version is active per organisation at most. `{active: false}`: active → inactive. Anything else is 422 `invalid_transition`. Invoices issued while a version is active are pinned to it; later activations do not move them (docs/reminder-flows.md). Needs the `pro` plan: without it 403 `plan_required`, right after authentication, before any other check.
+         *
+         *     Requires scope `reminders:write`.
+         */
+        post: operations["activateReminderFlowVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/subscriptions": {
         parameters: {
             query?: never;
@@ -1712,6 +1806,70 @@ export interface components {
             reminderNumber: number;
             /** @description Days after the due date; strictly increasing from reminder to reminder */
             daysAfterDue: number;
+        };
+        /**
+         * ReminderFlow
+         * @description A flow key with its latest version and the version active now (or null)
+         */
+        ReminderFlow: {
+            key: string;
+            /** @description The latest version’s name */
+            name: string;
+            latestVersion: number;
+            activeVersion: number | null;
+        };
+        /**
+         * ReminderFlowActor
+         * @description Who acted: an API key (its key id, as the operator command printed it) or a member
+         */
+        ReminderFlowActor: {
+            type: "api_key" | "member";
+            /**
+             * Format: uuid
+             * @description Resource id (UUID)
+             */
+            id: string;
+        };
+        /**
+         * ReminderFlowGraph
+         * @description The dunning steps of a flow version, in order. Rules beyond the shape (each is 422 `invalid_flow_graph` at its JSON pointer): ids unique; `daysAfterDue` strictly increasing; `fee` on reminder steps only; per customer type at most one `payment_reminder`, before any `reminder`, and at most 3 `reminder` steps; `collections` at most once, last, and at least 11 days after the last reminder step. Read back with the defaults filled in (`fee: "statutory"` on reminders, `channel: "email_or_letter"`).
+         */
+        ReminderFlowGraph: {
+            steps: components["schemas"]["ReminderFlowStep"][];
+        };
+        /** ReminderFlowStep */
+        ReminderFlowStep: {
+            /** @description Unique within the graph */
+            id: string;
+            /** @description `payment_reminder`: the free-of-charge reminder before the fee-bearing ones; `reminder`: a fee-bearing reminder (the third one is the demand letter); `collections`: hand the invoice to debt collection. */
+            action: "payment_reminder" | "reminder" | "collections";
+            /** @description Days after the due date; strictly increasing along the steps */
+            daysAfterDue: number;
+            /** @description Reminder steps only: the fee in øre, or `statutory` (the cap, 10000 øre; the default) */
+            fee?: number | "statutory";
+            /** @description `email_or_letter`: by e-mail, by letter when the customer has no e-mail address. */
+            channel?: "email" | "letter" | "email_or_letter";
+            /** @description The step applies only to customers of this type; without it, to every customer */
+            when?: {
+                customerType?: "person" | "company";
+            };
+        };
+        /**
+         * ReminderFlowVersion
+         * @description One version of a flow. `createdBy` and `createdAt` are null only for the platform standard (`?standard=true`); `activatedBy`/`activatedAt` are the latest activation (kept when the version becomes inactive).
+         */
+        ReminderFlowVersion: {
+            key: string;
+            version: number;
+            name: string;
+            graph: components["schemas"]["ReminderFlowGraph"];
+            state: "draft" | "approved" | "active" | "inactive";
+            createdBy: components["schemas"]["ReminderFlowActor"] | null;
+            approvedBy: components["schemas"]["ReminderFlowActor"] | null;
+            activatedBy: components["schemas"]["ReminderFlowActor"] | null;
+            createdAt: string | null;
+            approvedAt: string | null;
+            activatedAt: string | null;
         };
         /** ReminderHistoryItem */
         ReminderHistoryItem: {
@@ -7911,6 +8069,582 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["TermsEvidence"];
+                        /** @description Response metadata */
+                        meta: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope: the key lacks the scope this operation requires */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: the id is unknown or belongs to another organisation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description idempotency_conflict or idempotency_in_progress (mutations) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unsupported_media_type: bodies must be application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A business rule refused the request (see the error code) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: see Retry-After and RateLimit-* headers */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listReminderFlows: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1..200 */
+                limit?: number;
+                /** @description Opaque cursor from meta.nextCursor; anything else is 400 invalid_cursor */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ReminderFlow"][];
+                        meta: {
+                            nextCursor: string | null;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope: the key lacks the scope this operation requires */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: the id is unknown or belongs to another organisation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A business rule refused the request (see the error code) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: see Retry-After and RateLimit-* headers */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createReminderFlowVersion: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description One key per logical operation */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 3..60 capital letters, digits or underscores */
+                    key: string;
+                    name: string;
+                    /** @description Any JSON value by schema; the service accepts only a ReminderFlowGraph (components.schemas.ReminderFlowGraph) and answers anything else with 422 `invalid_flow_graph`, one detail per problem. */
+                    graph: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ReminderFlowVersion"];
+                        /** @description Response metadata */
+                        meta: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope: the key lacks the scope this operation requires */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: the id is unknown or belongs to another organisation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description idempotency_conflict or idempotency_in_progress (mutations) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unsupported_media_type: bodies must be application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A business rule refused the request (see the error code) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: see Retry-After and RateLimit-* headers */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getReminderFlowVersion: {
+        parameters: {
+            query?: {
+                /** @description `true` reads the platform standard flow with that key (only `STANDARD`, version 1) */
+                standard?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description The flow key */
+                flowKey: string;
+                /** @description The version number (1, 2, …) */
+                version: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ReminderFlowVersion"];
+                        /** @description Response metadata */
+                        meta: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope: the key lacks the scope this operation requires */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: the id is unknown or belongs to another organisation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A business rule refused the request (see the error code) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: see Retry-After and RateLimit-* headers */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    approveReminderFlowVersion: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description One key per logical operation */
+                "idempotency-key": string;
+            };
+            path: {
+                /** @description The flow key */
+                flowKey: string;
+                /** @description The version number (1, 2, …) */
+                version: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ReminderFlowVersion"];
+                        /** @description Response metadata */
+                        meta: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope: the key lacks the scope this operation requires */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: the id is unknown or belongs to another organisation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description idempotency_conflict or idempotency_in_progress (mutations) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unsupported_media_type: bodies must be application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A business rule refused the request (see the error code) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: see Retry-After and RateLimit-* headers */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    activateReminderFlowVersion: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description One key per logical operation */
+                "idempotency-key": string;
+            };
+            path: {
+                /** @description The flow key */
+                flowKey: string;
+                /** @description The version number (1, 2, …) */
+                version: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description `true`: approved or inactive → active; `false`: active → inactive */
+                    active: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ReminderFlowVersion"];
                         /** @description Response metadata */
                         meta: {
                             [key: string]: unknown;

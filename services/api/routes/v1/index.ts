@@ -17,6 +17,7 @@ import { reminderRoutes } from './reminders.ts';
 import { caseRoutes } from './cases.ts';
 import { collectRoutes } from './collect.ts';
 import { termsEvidenceRoutes } from './terms-evidence.ts';
+import { reminderFlowRoutes } from './reminder-flows.ts';
 import { subscriptionRoutes } from './subscriptions.ts';
 
 export function registerV1Routes(app: FastifyInstance, deps: AppDeps): void {
@@ -37,5 +38,6 @@ export function registerV1Routes(app: FastifyInstance, deps: AppDeps): void {
   caseRoutes(app, deps);
   collectRoutes(app, deps);
   termsEvidenceRoutes(app, deps);
+  reminderFlowRoutes(app, deps);
   subscriptionRoutes(app, deps);
 }

@@ -1,0 +1,36 @@
+/**
+ * The reminder-flow version lifecycle as data (spec 3.3; reminders-and-collection.md "Reminder flows"):
+ *
+ *   draft → approved (four-eyes) → active ⇄ inactive; activating one version makes the organisation's previously
+ *   active version (of any key) inactive.
+ *
+ * Every state change goes through `transitionTarget`; a version not in one of a transition's from-states is refused
+ * with 422 `invalid_transition`. There is one active version per organisation at most (a partial unique index in
+ * the migration backs it).
+ */
+export const FLOW_STATES = ['draft', 'approved', 'active', 'inactive'] as const;
+export type FlowState = (typeof FLOW_STATES)[number];
+
+interface Transition {
+  from: readonly FlowState[];
+  to: FlowState;
+}
+
+export const FLOW_TRANSITIONS = {
+  /** POST …/approve, by a key other than the creator's. */
+  approve: { from: ['draft'], to: 'approved' },
+  /** POST …/activate `{active: true}`. */
+  activate: { from: ['approved', 'inactive'], to: 'active' },
+  /** POST …/activate `{active: false}`. */
+  deactivate: { from: ['active'], to: 'inactive' },
+  /** The organisation's active version when another version is activated, in the same transaction. */
+  supersede: { from: ['active'], to: 'inactive' },
+} as const satisfies Record<string, Transition>;
+
+export type FlowTransition = keyof typeof FLOW_TRANSITIONS;
+
+/** The state a version moves to, or undefined when the transition does not start from its state. */
+export function transitionTarget(state: FlowState, transition: FlowTransition): FlowState | undefined {
+  const t: Transition = FLOW_TRANSITIONS[transition];
+  return t.from.includes(state) ? t.to : undefined;
+}
