@@ -4,7 +4,7 @@ import { scheduleWake } from '../clock/wake-index.ts';
 import { recordEvent } from '../events/record-event.ts';
 import { isIssued, transitionInvoice } from '../invoices/invoice-lifecycle.ts';
 import { recordTimeline } from '../invoices/record-timeline.ts';
-import { isTimeBarred } from '../reminders/reminder-policy.ts';
+import { isTimeBarred, planReminderCount } from '../reminders/reminder-policy.ts';
 import { loadDunningContext, lockCustomerDunning, scheduleDunning, type DunningContext } from '../reminders/take-reminder-step.ts';
 import type { Queryable } from '../shared/db.ts';
 import { DomainError, notFound } from '../shared/errors.ts';
@@ -36,11 +36,13 @@ export function collectRefusal(ctx: DunningContext): DomainError | undefined {
   if (ctx.facts.principalOutstandingOere <= 0) {
     return new DomainError('only_fees_outstanding', 'The principal is paid; only reminder fees are outstanding, and they are not collected.');
   }
+  // Against the invoice's plan: its pinned flow's reminder steps (for the customer's type), or the settings'.
   const numbered = ctx.facts.taken.filter((t) => t.type === 'reminder').length;
-  if (numbered < ctx.settings.maxReminders) {
+  const planned = planReminderCount(ctx.plan);
+  if (numbered < planned) {
     return new DomainError(
       'reminder_flow_incomplete',
-      `The reminder plan is not complete: ${numbered} of its ${ctx.settings.maxReminders} reminders have been sent.`,
+      `The reminder plan is not complete: ${numbered} of its ${planned} reminders have been sent.`,
     );
   }
   if (isTimeBarred(inv.due_date, ctx.today)) {

@@ -2,12 +2,12 @@ import type { ReminderHistoryItem } from '../../contracts/reminder-history.ts';
 import type { Queryable } from '../shared/db.ts';
 import { DomainError, notFound } from '../shared/errors.ts';
 import { isIssued } from '../invoices/invoice-lifecycle.ts';
-import { nextReminderStep } from './reminder-policy.ts';
+import { nextReminderStep, planReminderCount } from './reminder-policy.ts';
 import { loadDunningContext } from './take-reminder-step.ts';
 
 /**
  * `GET /v1/invoices/{id}/reminders`: the reminders taken on the invoice, oldest first, with the plan's number of
- * fee-bearing reminders and the engine's next planned reminder (the same rules that take it).
+ * numbered reminders (the pinned flow's reminder steps for the customer's type, or the settings' maxReminders) and the engine's next planned reminder (the same rules that take it).
  */
 export async function listReminders(
   sql: Queryable,
@@ -51,7 +51,7 @@ export async function listReminders(
       source: r.source,
       sentAt: r.sent_at.toISOString(),
     })),
-    maxReminders: ctx.settings.maxReminders,
-    nextReminder: nextReminderStep(ctx.facts, ctx.settings),
+    maxReminders: planReminderCount(ctx.plan),
+    nextReminder: nextReminderStep(ctx.facts, ctx.plan),
   };
 }

@@ -5,7 +5,8 @@ import { addDays } from '../shared/clock.ts';
  * danish-rules items 1–6). The durable loop (workflows/dunning.ts) only sleeps, asks these, and runs the steps.
  *
  * - `nextStep`: the invoice's next planned step and its date: the free payment reminder, reminder n, a
- *   limitation warning, or (autoCollections) the collect step after the demand letter; null when the lifecycle is over.
+ *   limitation warning, or the collect step after the demand letter; null when the lifecycle is over. The plan is one
+ *   shape (`ReminderPlan`) whatever its source: the reminder settings, or the flow version the invoice is pinned to.
  * - `decideFee`: the fee a reminder taken on a date carries (§ 9 b: the cap, 3 per invoice, 3 per continuous
  *   arrears, 10 days apart, none on a time-barred claim).
  * - `arrearsStart`: where the customer's current continuous arrears began.
@@ -25,7 +26,7 @@ export const MAX_NUMBERED_REMINDERS = 3;
 export const LIMITATION_WARNING_DAYS = [90, 30] as const;
 export type LimitationWarning = (typeof LIMITATION_WARNING_DAYS)[number];
 
-/** What the plan follows: the organisation's reminder settings (or, later, a pinned reminder flow version). */
+/** The organisation's reminder settings as the plan reads them (an unpinned invoice's plan source). */
 export interface ReminderPlanSettings {
   maxReminders: number;
   /** daysAfterDue of reminders 1..3. */
@@ -34,6 +35,106 @@ export interface ReminderPlanSettings {
   paymentReminderDays: number;
   /** After the plan's last reminder (the demand letter), collect on its deadline + 1 day if the principal is unpaid. */
   autoCollections?: boolean;
+  /** The organisation's fee; null or absent: the statutory cap. */
+  feeOere?: number | null;
+  /** A letter when the customer has no e-mail address (otherwise e-mail only). */
+  letterFallback?: boolean;
+}
+
+/** The most a reminder may cost (Renteloven § 9 b): 100 kr. A step's `'statutory'` fee is this. */
+export const STATUTORY_FEE_OERE = 10_000;
+
+export type PlanFee = number | 'statutory';
+export type PlanChannel = 'email' | 'letter' | 'email_or_letter';
+export type CustomerType = 'person' | 'company';
+
+/** One step of a plan, in the order taken. `fee` binds reminder steps only (the payment reminder is always free). */
+export interface PlanStep {
+  action: 'payment_reminder' | 'reminder' | 'collections';
+  /**
+   * Days after the due date. A reminder is never planned sooner than 10 days after the previous fee-bearing one, and
+   * the collect step never before the demand letter's deadline has passed (its sent date + 11).
+   */
+  daysAfterDue: number;
+  fee: PlanFee;
+  channel: PlanChannel;
+}
+
+/**
+ * What an invoice's dunning follows, one shape for both sources: the organisation's reminder settings (an unpinned
+ * invoice, `planFromSettings`) or the reminder flow version the invoice was pinned to at issue, its steps for the
+ * customer's type (`planFromGraph`). The law binds it whatever it says (`nextStep`, `decideFee`).
+ */
+export interface ReminderPlan {
+  steps: PlanStep[];
+  /** The fee and channel of a numbered reminder beyond the plan's reminder steps (a manual one). */
+  beyond: { fee: PlanFee; channel: PlanChannel };
+}
+
+/** The settings as a plan: the payment reminder, reminders 1..maxReminders of the cadence, the collect step. */
+export function planFromSettings(settings: ReminderPlanSettings): ReminderPlan {
+  const fee: PlanFee = settings.feeOere ?? 'statutory';
+  const channel: PlanChannel = settings.letterFallback ? 'email_or_letter' : 'email';
+  const steps: PlanStep[] = [];
+  if (settings.paymentReminderEnabled) steps.push({ action: 'payment_reminder', daysAfterDue: settings.paymentReminderDays, fee: 0, channel });
+  let reminders = 0;
+  for (let n = 1; n <= Math.min(settings.maxReminders, MAX_NUMBERED_REMINDERS); n++) {
+    const cadence = settings.cadence.find((c) => c.reminderNumber === n);
+    if (!cadence) break;
+    steps.push({ action: 'reminder', daysAfterDue: cadence.daysAfterDue, fee, channel });
+    reminders++;
+  }
+  // Day 0: the collect step's own floor, the demand letter's deadline + 1 day, is its date.
+  if (settings.autoCollections && reminders > 0) steps.push({ action: 'collections', daysAfterDue: 0, fee: 0, channel });
+  return { steps, beyond: { fee, channel } };
+}
+
+/** A flow graph's step as stored (defaults filled in; contracts/reminder-flows.ts). */
+export interface GraphStep {
+  action: 'payment_reminder' | 'reminder' | 'collections';
+  daysAfterDue: number;
+  fee?: PlanFee;
+  channel?: PlanChannel;
+  when?: { customerType?: CustomerType };
+}
+
+/** A pinned flow version's graph as the plan for a customer of `customerType`: the steps that apply to it, in order. */
+export function planFromGraph(graph: { steps: readonly GraphStep[] }, customerType: CustomerType): ReminderPlan {
+  const steps = graph.steps
+    .filter((s) => s.when?.customerType === undefined || s.when.customerType === customerType)
+    .map(
+      (s): PlanStep => ({
+        action: s.action,
+        daysAfterDue: s.daysAfterDue,
+        fee: s.action === 'reminder' ? (s.fee ?? 'statutory') : 0,
+        channel: s.channel ?? 'email_or_letter',
+      }),
+    );
+  const last = steps.filter((s) => s.action === 'reminder').at(-1);
+  return { steps, beyond: last ? { fee: last.fee, channel: last.channel } : { fee: 'statutory', channel: 'email_or_letter' } };
+}
+
+/** What nextStep plans with: a plan, or the settings (read as `planFromSettings`). */
+export type PlanSource = ReminderPlan | ReminderPlanSettings;
+export const toPlan = (source: PlanSource): ReminderPlan => ('steps' in source ? source : planFromSettings(source));
+
+const reminderSteps = (plan: ReminderPlan): PlanStep[] => plan.steps.filter((s) => s.action === 'reminder');
+
+/** The plan's number of numbered reminders (the last is the demand letter; `meta.maxReminders`). */
+export const planReminderCount = (source: PlanSource): number => Math.min(reminderSteps(toPlan(source)).length, MAX_NUMBERED_REMINDERS);
+
+/** The fee in øre a fee rule means. */
+export const feeOere = (fee: PlanFee): number => (fee === 'statutory' ? STATUTORY_FEE_OERE : fee);
+
+/** The fee and channel a step of the plan is taken with: the payment reminder's (free), or reminder n's. */
+export function stepRule(source: PlanSource, step: { type: 'payment_reminder' | 'reminder'; reminderNumber: number | null }): { feeOere: number; channel: PlanChannel } {
+  const plan = toPlan(source);
+  if (step.type === 'payment_reminder') {
+    const pr = plan.steps.find((s) => s.action === 'payment_reminder');
+    return { feeOere: 0, channel: pr?.channel ?? plan.beyond.channel };
+  }
+  const s = reminderSteps(plan)[(step.reminderNumber ?? 1) - 1] ?? plan.beyond;
+  return { feeOere: feeOere(s.fee), channel: s.channel };
 }
 
 export interface TakenReminder {
@@ -80,13 +181,15 @@ const lastFeeBearing = (taken: readonly TakenReminder[]): TakenReminder | undefi
 const maxDate = (a: string, b: string): string => (a > b ? a : b);
 
 /** The next numbered reminder of the plan with its date, or null when the plan's reminders are all taken. */
-export function nextReminder(facts: Pick<DunningFacts, 'dueDate' | 'taken' | 'startedOn'>, settings: ReminderPlanSettings): Extract<PlannedStep, { kind: 'reminder' }> | null {
+export function nextReminder(facts: Pick<DunningFacts, 'dueDate' | 'taken' | 'startedOn'>, source: PlanSource): Extract<PlannedStep, { kind: 'reminder' }> | null {
+  const plan = toPlan(source);
+  const steps = reminderSteps(plan);
+  const count = planReminderCount(plan);
   const numbered = facts.taken.filter((t) => t.type === 'reminder');
   const n = numbered.length === 0 ? 1 : Math.max(...numbered.map((t) => t.reminderNumber ?? 0)) + 1;
-  if (n > settings.maxReminders || n > MAX_NUMBERED_REMINDERS) return null;
-  const cadence = settings.cadence.find((c) => c.reminderNumber === n);
-  if (!cadence) return null;
-  const planned = addDays(facts.dueDate, cadence.daysAfterDue);
+  if (n > count) return null;
+  const step = steps[n - 1]!;
+  const planned = addDays(facts.dueDate, step.daysAfterDue);
   // § 9 b floor: never sooner than 10 days after this invoice's previous fee-bearing reminder.
   const previousFee = lastFeeBearing(facts.taken);
   let date = previousFee ? maxDate(planned, addDays(previousFee.sentOn, FEE_INTERVAL_DAYS)) : planned;
@@ -96,28 +199,33 @@ export function nextReminder(facts: Pick<DunningFacts, 'dueDate' | 'taken' | 'st
     const previous = facts.taken.at(-1);
     date = previous ? maxDate(facts.startedOn, addDays(previous.sentOn, DEADLINE_DAYS)) : facts.startedOn;
   }
-  return { kind: 'reminder', reminderNumber: n, date, demandLetter: n === settings.maxReminders };
+  return { kind: 'reminder', reminderNumber: n, date, demandLetter: n === count };
 }
 
 /** The free payment reminder's date, when the plan has one still to take (only before any numbered reminder). */
-function nextPaymentReminder(facts: Pick<DunningFacts, 'dueDate' | 'taken' | 'startedOn'>, settings: ReminderPlanSettings): PlannedStep | null {
-  if (!settings.paymentReminderEnabled) return null;
+function nextPaymentReminder(facts: Pick<DunningFacts, 'dueDate' | 'taken' | 'startedOn'>, plan: ReminderPlan): PlannedStep | null {
+  const step = plan.steps.find((s) => s.action === 'payment_reminder');
+  if (!step) return null;
   if (facts.taken.some((t) => t.type === 'payment_reminder' || t.type === 'reminder')) return null;
-  const planned = addDays(facts.dueDate, settings.paymentReminderDays);
+  const planned = addDays(facts.dueDate, step.daysAfterDue);
   return { kind: 'payment_reminder', date: facts.startedOn !== undefined ? maxDate(planned, facts.startedOn) : planned };
 }
 
 /**
- * With `autoCollections`, once every reminder of the plan is taken (at least one: the demand letter is the plan's
- * last, reminder `maxReminders`), the collect step on the demand letter's deadline + 1 day; none for a claim
+ * With a collections step (the settings' `autoCollections`, or a flow's `collections`), once every reminder of the
+ * plan is taken (the demand letter is the plan's last), the collect step on the due date + its `daysAfterDue`, never
+ * before the demand letter's deadline + 1 day (the settings' collect step is exactly that); none for a claim
  * time-barred by then (collect would refuse it).
  */
-function nextCollect(facts: Pick<DunningFacts, 'dueDate' | 'taken'>, settings: ReminderPlanSettings): PlannedStep | null {
-  if (!settings.autoCollections || settings.maxReminders < 1) return null;
+function nextCollect(facts: Pick<DunningFacts, 'dueDate' | 'taken' | 'startedOn'>, plan: ReminderPlan): PlannedStep | null {
+  const step = plan.steps.find((s) => s.action === 'collections');
+  if (!step) return null;
   const numbered = facts.taken.filter((t) => t.type === 'reminder');
-  if (numbered.length < settings.maxReminders) return null;
-  const demandLetter = numbered.at(-1)!;
-  const date = addDays(demandLetter.sentOn, DEADLINE_DAYS + 1);
+  if (numbered.length < planReminderCount(plan)) return null;
+  let date = addDays(facts.dueDate, step.daysAfterDue);
+  const demandLetter = numbered.at(-1);
+  if (demandLetter) date = maxDate(date, addDays(demandLetter.sentOn, DEADLINE_DAYS + 1));
+  if (facts.startedOn !== undefined) date = maxDate(date, facts.startedOn);
   return isTimeBarred(facts.dueDate, date) ? null : { kind: 'collect', date };
 }
 
@@ -126,7 +234,8 @@ function nextCollect(facts: Pick<DunningFacts, 'dueDate' | 'taken'>, settings: R
  * nothing is left: the invoice is no longer remindable (paid, in collections), only fees are outstanding, or every
  * step is taken.
  */
-export function nextStep(facts: DunningFacts, settings: ReminderPlanSettings): PlannedStep | null {
+export function nextStep(facts: DunningFacts, source: PlanSource): PlannedStep | null {
+  const plan = toPlan(source);
   if (!facts.remindable || facts.principalOutstandingOere <= 0) return null;
   const barred = timeBarredOn(facts.dueDate);
   const candidates: PlannedStep[] = [];
@@ -136,10 +245,10 @@ export function nextStep(facts: DunningFacts, settings: ReminderPlanSettings): P
     if (facts.startedOn !== undefined && date < facts.startedOn) continue;
     if (!facts.warned.includes(daysBefore)) candidates.push({ kind: 'limitation_warning', daysBefore, date });
   }
-  const pr = nextPaymentReminder(facts, settings);
+  const pr = nextPaymentReminder(facts, plan);
   if (pr) candidates.push(pr);
   else {
-    const r = nextReminder(facts, settings) ?? nextCollect(facts, settings);
+    const r = nextReminder(facts, plan) ?? nextCollect(facts, plan);
     if (r) candidates.push(r);
   }
   if (candidates.length === 0) return null;
@@ -148,16 +257,17 @@ export function nextStep(facts: DunningFacts, settings: ReminderPlanSettings): P
 }
 
 /** The next reminder-type step of the plan (what `meta.nextReminder` shows), ignoring limitation warnings. */
-export function nextReminderStep(facts: DunningFacts, settings: ReminderPlanSettings): { type: 'payment_reminder' | 'reminder'; reminderNumber: number | null; date: string } | null {
+export function nextReminderStep(facts: DunningFacts, source: PlanSource): { type: 'payment_reminder' | 'reminder'; reminderNumber: number | null; date: string } | null {
   if (!facts.remindable || facts.principalOutstandingOere <= 0) return null;
-  const pr = nextPaymentReminder(facts, settings);
+  const plan = toPlan(source);
+  const pr = nextPaymentReminder(facts, plan);
   if (pr) return { type: 'payment_reminder', reminderNumber: null, date: pr.date };
-  const r = nextReminder(facts, settings);
+  const r = nextReminder(facts, plan);
   return r ? { type: 'reminder', reminderNumber: r.reminderNumber, date: r.date } : null;
 }
 
 export interface FeeFacts {
-  /** The organisation's fee (the statutory cap when its setting is null). */
+  /** The plan's fee for this reminder (the organisation's, or the flow step's; the statutory cap for `'statutory'`). */
   effectiveFeeOere: number;
   dueDate: string;
   /** Reminders taken on this invoice before this one. */

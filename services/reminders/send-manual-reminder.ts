@@ -2,7 +2,7 @@ import type { ReminderSent } from '../../contracts/reminder-history.ts';
 import type { Queryable } from '../shared/db.ts';
 import { DomainError, notFound } from '../shared/errors.ts';
 import { isIssued } from '../invoices/invoice-lifecycle.ts';
-import { MAX_NUMBERED_REMINDERS } from './reminder-policy.ts';
+import { MAX_NUMBERED_REMINDERS, planReminderCount, stepRule } from './reminder-policy.ts';
 import { chooseChannel, loadDunningContext, lockCustomerDunning, scheduleDunning, takeReminder } from './take-reminder-step.ts';
 
 /**
@@ -30,18 +30,29 @@ export async function sendManualReminder(sql: Queryable, organizationId: string,
   if (numbered.length >= MAX_NUMBERED_REMINDERS) {
     throw new DomainError('reminder_limit_reached', `The invoice has had ${MAX_NUMBERED_REMINDERS} reminders, the most it may have.`);
   }
-  const channel = chooseChannel(ctx);
+  const reminderNumber = numbered.length === 0 ? 1 : Math.max(...numbered.map((t) => t.reminderNumber ?? 0)) + 1;
+  const rule = stepRule(ctx.plan, { type: 'reminder', reminderNumber });
+  const channel = chooseChannel(ctx, rule.channel);
   if (channel.channel === null) {
     throw channel.failureCode === 'customer_email_missing'
-      ? new DomainError('customer_email_missing', 'The customer has no e-mail address, and letter fallback is off in the reminder settings.')
-      : new DomainError('customer_address_missing', 'The customer has no e-mail address and no complete postal address (street, postal code, city) for a letter.');
+      ? new DomainError(
+          'customer_email_missing',
+          ctx.pinnedFlow
+            ? "The customer has no e-mail address, and the invoice's reminder flow sends this reminder by e-mail only."
+            : 'The customer has no e-mail address, and letter fallback is off in the reminder settings.',
+        )
+      : new DomainError(
+          'customer_address_missing',
+          rule.channel === 'letter'
+            ? "The customer has no complete postal address (street, postal code, city) for the letter the invoice's reminder flow sends."
+            : 'The customer has no e-mail address and no complete postal address (street, postal code, city) for a letter.',
+        );
   }
-  const reminderNumber = numbered.length === 0 ? 1 : Math.max(...numbered.map((t) => t.reminderNumber ?? 0)) + 1;
   const taken = await takeReminder(sql, ctx, {
     type: 'reminder',
     reminderNumber,
     sentOn: ctx.today,
-    demandLetter: reminderNumber === ctx.settings.maxReminders,
+    demandLetter: reminderNumber === planReminderCount(ctx.plan),
     source: 'manual',
   });
   // Due now: the engine renders and delivers it, then plans the next step from it.

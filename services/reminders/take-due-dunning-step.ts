@@ -10,7 +10,7 @@ import { loadDunningContext, lockCustomerDunning, noteLimitationWarning, schedul
  * - a reminder taken earlier whose document or delivery is unfinished comes first (a crash after its commit): it is
  *   handed back to be rendered and delivered, never taken again;
  * - otherwise the plan's next step, if its day has come (the business today, or a day a clock advance passed): a
- *   reminder is taken on its own planned date, a limitation warning noted, the collect step (autoCollections) taken
+ *   reminder is taken on its own planned date, a limitation warning noted, the collect step (the plan's collections) taken
  *   by the collect use case (services/cases/collect-invoice.ts), which ends this lifecycle;
  * - otherwise the lifecycle waits for the next step's day (the wake index row moves there) or ends (the row goes).
  *
@@ -37,7 +37,7 @@ export async function takeDueDunningStep(db: Db, organizationId: string, invoice
     }
     const unfinished = await unfinishedReminder(tx, organizationId, invoiceId);
     if (unfinished) return { kind: 'deliver', reminderId: unfinished.id, delivery: unfinished.delivery, documented: unfinished.documented };
-    const step = nextStep(ctx.facts, ctx.settings);
+    const step = nextStep(ctx.facts, ctx.plan);
     if (step === null) {
       await scheduleDunning(tx, organizationId, invoiceId, null);
       return { kind: 'done' };
@@ -92,13 +92,13 @@ async function earlierSiblingStep(
   for (const { id } of siblings) {
     const other = await loadDunningContext(tx, ctx.organizationId, id, { lock: false });
     if (!other) continue;
-    const step = nextStep(other.facts, other.settings);
+    const step = nextStep(other.facts, other.plan);
     if (!step || step.kind === 'limitation_warning' || step.kind === 'collect' || step.date >= before || step.date > ctx.today) continue;
     if (!best || step.date < best.date) best = { id, date: step.date };
   }
   if (!best) return undefined;
   const locked = await loadDunningContext(tx, ctx.organizationId, best.id);
-  const step = locked && nextStep(locked.facts, locked.settings);
+  const step = locked && nextStep(locked.facts, locked.plan);
   if (!locked || !step || step.kind === 'limitation_warning' || step.kind === 'collect' || step.date >= before) return undefined;
   return {
     ctx: locked,

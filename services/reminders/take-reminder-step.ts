@@ -14,11 +14,19 @@ import {
   DEADLINE_DAYS,
   timeBarredOn,
   type DunningFacts,
+  type CustomerType,
+  type GraphStep,
   type LimitationWarning,
   type OverdueInterval,
+  type PlanChannel,
+  planFromGraph,
+  planFromSettings,
+  planReminderCount,
+  type ReminderPlan,
+  stepRule,
   type TakenReminder,
 } from './reminder-policy.ts';
-import { effectiveFee, loadReminderSettings, type ReminderSettings } from './reminder-settings.ts';
+import { loadReminderSettings, type ReminderSettings } from './reminder-settings.ts';
 
 /**
  * Taking a reminder step, in the caller's transaction with the invoice's row locked: the engine's automatic steps
@@ -36,11 +44,18 @@ export interface DunningContext {
   organizationId: string;
   invoice: InvoiceRow;
   settings: ReminderSettings;
+  /**
+   * What the invoice's dunning follows: the flow version it was pinned to at issue (its steps for the customer's
+   * type), or, unpinned, the reminder settings as they are now.
+   */
+  plan: ReminderPlan;
+  /** The pinned flow version, null when the plan is the reminder settings. */
+  pinnedFlow: { id: string; key: string; version: number } | null;
   facts: DunningFacts;
   /** The business now and today of the organisation. */
   now: Date;
   today: string;
-  customer: { hasEmail: boolean; hasAddress: boolean };
+  customer: { type: CustomerType; hasEmail: boolean; hasAddress: boolean };
 }
 
 interface ReminderRow {
@@ -69,18 +84,26 @@ export async function loadDunningContext(sql: Queryable, organizationId: string,
   const warned = await sql<{ days: number }[]>`
     SELECT (data->>'daysBefore')::int AS days FROM invoice_timeline
     WHERE organization_id = ${organizationId} AND invoice_id = ${invoiceId} AND code = 'limitation_warning'`;
-  const [customer] = await sql<{ has_email: boolean; has_address: boolean }[]>`
-    SELECT email_enc IS NOT NULL AS has_email,
+  const [customer] = await sql<{ type: CustomerType; has_email: boolean; has_address: boolean }[]>`
+    SELECT type, email_enc IS NOT NULL AS has_email,
            coalesce(address->>'street', '') <> '' AND coalesce(address->>'postalCode', '') <> '' AND coalesce(address->>'city', '') <> '' AS has_address
     FROM customers WHERE organization_id = ${organizationId} AND id = ${invoice.customer_id}`;
+  // The pin (migration 019): set at issue, never moved by a later activation.
+  const [pinned] = await sql<{ id: string; flow_key: string; version: number; graph: { steps: GraphStep[] } }[]>`
+    SELECT v.id, v.flow_key, v.version, v.graph FROM invoices i
+    JOIN reminder_flow_versions v ON v.organization_id = i.organization_id AND v.id = i.reminder_flow_version_id
+    WHERE i.organization_id = ${organizationId} AND i.id = ${invoice.id}`;
+  const customerType = customer?.type ?? 'company';
   const principal = Math.max(0, invoice.gross_oere - invoice.credited_oere - invoice.paid_oere);
   return {
     organizationId,
     invoice,
     settings,
+    plan: pinned ? planFromGraph(pinned.graph, customerType) : planFromSettings(settings),
+    pinnedFlow: pinned ? { id: pinned.id, key: pinned.flow_key, version: pinned.version } : null,
     now: clock!.now,
     today: clock!.today,
-    customer: { hasEmail: customer?.has_email ?? false, hasAddress: customer?.has_address ?? false },
+    customer: { type: customerType, hasEmail: customer?.has_email ?? false, hasAddress: customer?.has_address ?? false },
     facts: {
       dueDate: invoice.due_date ?? clock!.today,
       remindable: invoice.type === 'invoice' && (invoice.status === 'issued' || invoice.status === 'overdue'),
@@ -111,10 +134,17 @@ export async function unfinishedReminder(sql: Queryable, organizationId: string,
   return row;
 }
 
-/** The channel a reminder goes by (email, else a letter when the settings allow and there is an address), or why none. */
-export function chooseChannel(ctx: DunningContext): { channel: 'email' | 'letter' } | { channel: null; failureCode: 'customer_email_missing' | 'customer_address_missing' } {
-  if (ctx.customer.hasEmail) return { channel: 'email' };
-  if (!ctx.settings.letterFallback) return { channel: null, failureCode: 'customer_email_missing' };
+/**
+ * The channel a reminder goes by under the step's channel rule, or why none: `email` needs an e-mail address,
+ * `letter` a complete postal address, `email_or_letter` an e-mail address, else an address (the settings' rule is
+ * `email_or_letter` with letter fallback on, `email` with it off).
+ */
+export function chooseChannel(
+  ctx: Pick<DunningContext, 'customer'>,
+  rule: PlanChannel,
+): { channel: 'email' | 'letter' } | { channel: null; failureCode: 'customer_email_missing' | 'customer_address_missing' } {
+  if (rule !== 'letter' && ctx.customer.hasEmail) return { channel: 'email' };
+  if (rule === 'email') return { channel: null, failureCode: 'customer_email_missing' };
   if (!ctx.customer.hasAddress) return { channel: null, failureCode: 'customer_address_missing' };
   return { channel: 'letter' };
 }
@@ -155,11 +185,13 @@ export async function takeReminder(
 ): Promise<TakenStep> {
   const org = ctx.organizationId;
   const invoice = ctx.invoice;
-  const channel = chooseChannel(ctx);
+  // The plan's fee and channel rule for this step (the payment reminder is free); the law decides the fee itself.
+  const rule = stepRule(ctx.plan, step);
+  const channel = chooseChannel(ctx, rule.channel);
   // A step that cannot be delivered still counts as taken, but charges nothing.
   const fee =
     step.type === 'reminder' && channel.channel !== null
-      ? decideFee({ effectiveFeeOere: effectiveFee(ctx.settings), dueDate: ctx.facts.dueDate, taken: ctx.facts.taken, arrearsFeeReminders: await arrearsFeeReminders(sql, ctx, step.sentOn) }, step.sentOn).feeOere
+      ? decideFee({ effectiveFeeOere: rule.feeOere, dueDate: ctx.facts.dueDate, taken: ctx.facts.taken, arrearsFeeReminders: await arrearsFeeReminders(sql, ctx, step.sentOn) }, step.sentOn).feeOere
       : 0;
   // As if the time had passed: a step the clock caught up with carries its own day, at the time of day it is now.
   const lateDays = Math.round((Date.parse(`${ctx.today}T00:00:00Z`) - Date.parse(`${step.sentOn}T00:00:00Z`)) / 86_400_000);
@@ -204,7 +236,7 @@ export async function takeReminder(
       },
     });
   }
-  const collectionsReady = step.type === 'reminder' && step.reminderNumber !== null && step.reminderNumber >= ctx.settings.maxReminders;
+  const collectionsReady = step.type === 'reminder' && step.reminderNumber !== null && step.reminderNumber >= planReminderCount(ctx.plan);
   if (collectionsReady) {
     const [marked] = await sql`
       UPDATE invoices SET collections_ready = true, updated_at = now()

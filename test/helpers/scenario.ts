@@ -15,6 +15,7 @@ import { startEventRelay, type RunningRelay } from '../../services/events/event-
 import { createRestateEventForwarder } from '../../services/events/restate-event-forwarder.ts';
 import { createRestateMailDispatch } from '../../services/invoices/restate-mail-dispatch.ts';
 import { createRestateReceiptDispatch } from '../../services/payments/receipt-dispatch.ts';
+import type { Plan } from '../../services/organizations/plans.ts';
 import { replanDunning } from '../../services/reminders/replan-dunning.ts';
 import { createEngineClient } from '../../services/shared/engine-client.ts';
 import { createActivities, registerDeployment, restateWebhookHandOff, startWorkflowsEndpoint, type WorkflowsEndpoint } from '../../workflows/main.ts';
@@ -74,7 +75,7 @@ export interface Invoice {
 
 const DEFAULT_LINES = [{ description: 'Rådgivning', quantity: 1, unitPriceOere: 100_000, vatRateBps: 2500 }];
 
-export async function startScenario(opts: { orgName?: string } = {}): Promise<Scenario> {
+export async function startScenario(opts: { orgName?: string; plan?: Plan } = {}): Promise<Scenario> {
   const restate = await startTestRestate();
   const { db, keyring } = testDb();
   // A real SMTP server on loopback takes the mails, as an organisation's mail relay would.
@@ -140,7 +141,7 @@ export async function startScenario(opts: { orgName?: string } = {}): Promise<Sc
     throw err;
   }
   const app = api;
-  const org = await createTestOrg({ name: opts.orgName ?? 'Bager Hansen ApS' });
+  const org = await createTestOrg({ name: opts.orgName ?? 'Bager Hansen ApS', ...(opts.plan ? { plan: opts.plan } : {}) });
   const req = (method: string, url: string, body?: unknown) => call(app.app, method, url, { key: org.apiKey, ...(body !== undefined ? { body } : {}) });
   const ok = (res: ApiResponse, status: number, what: string): ApiResponse => {
     assert.equal(res.status, status, `${what}: ${res.raw}`);
