@@ -1162,6 +1162,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run up to 100 creations and payments in one request
+         * @description Operations run in request order, each in its own transaction, as the single call it stands for: `customer.create` (POST /v1/customers, scope customers:write), `invoice.create` (POST /v1/invoices with `issue`/`send` in the params, invoices:write) and `payment.register` (POST /v1/invoices/{invoiceId}/payments, payments:write). Each result has the status the single call would have answered and its body's `data` (and `meta`) or `error`; one failing operation fails alone. The batch itself is refused (400) only when `operations` is not an array of 1..100 objects. Each operation is stored under the key `<Idempotency-Key>:<index>`: a payment is booked on it, a retried batch replays what it had finished and runs the rest, and the batch key replays the whole response.
+         *
+         *     Scopes are checked per operation.
+         */
+        post: operations["runBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1191,6 +1213,51 @@ export interface components {
             postalCode?: string;
             city?: string;
             country?: string;
+        };
+        /** BatchOperation */
+        BatchOperation: {
+            /** @description `customer.create`, `invoice.create` or `payment.register` */
+            op?: unknown;
+            /** @description customer.create: the body of POST /v1/customers. invoice.create: the body of POST /v1/invoices plus optional `issue` and `send` booleans (its query flags). payment.register: `{invoiceId, amountOere, paymentDate}`. */
+            params?: unknown;
+        } & {
+            [key: string]: unknown;
+        };
+        /** BatchResponse */
+        BatchResponse: {
+            data: {
+                results: components["schemas"]["BatchResult"][];
+            };
+            meta: {
+                replayed?: boolean;
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        /** BatchResult */
+        BatchResult: {
+            /** @description The operation's position in the request */
+            index: number;
+            /** @description The operation as given; null when it was not a string */
+            op: string | null;
+            /** @description The HTTP status the single call would have answered */
+            status: number;
+            /** @description On success: the single call's `data` */
+            data?: unknown;
+            /** @description The single call's `meta` when it has any (a payment's `outcome` and `paymentId`, an invoice's `send`) */
+            meta?: {
+                [key: string]: unknown;
+            };
+            /** @description On failure: the single call's `error` */
+            error?: {
+                code: string;
+                message: string;
+                details?: {
+                    path: string;
+                    message: string;
+                }[];
+                requestId: string;
+            };
         };
         /**
          * CaseAddress
@@ -9748,6 +9815,125 @@ export interface operations {
             };
             /** @description Not found: the id is unknown or belongs to another organisation */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A business rule refused the request (see the error code) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: see Retry-After and RateLimit-* headers */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    runBatch: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description One key per logical operation */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    operations: components["schemas"]["BatchOperation"][];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchResponse"];
+                };
+            };
+            /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope: the key lacks the scope this operation requires */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: the id is unknown or belongs to another organisation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description idempotency_conflict or idempotency_in_progress (mutations) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unsupported_media_type: bodies must be application/json */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

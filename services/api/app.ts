@@ -73,6 +73,8 @@ export interface AppDeps {
    * document and mail). Without it the housekeeping loop pokes it within a minute or two.
    */
   engine?: Pick<EngineClient, 'poke'>;
+  /** Test-only: runs after each operation of a POST /v1/batch (a test throws here to crash a batch midway). */
+  afterBatchOperation?: (index: number) => void | Promise<void>;
 }
 
 /** Every authenticated route with its scope: the docs test checks each one appears in the OpenAPI document. */
@@ -167,8 +169,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const catalogue: ScopedRoute[] = [];
   app.decorate('scopedRoutes', catalogue);
   app.addHook('onRoute', (route) => {
-    if (!route.config?.scope) return;
-    for (const method of [route.method].flat()) if (method !== 'HEAD') catalogue.push({ method, url: route.url, scope: route.config.scope });
+    if (!route.config?.scope && !route.config?.scopesPerOperation) return;
+    const scope = route.config.scope;
+    if (scope) for (const method of [route.method].flat()) if (method !== 'HEAD') catalogue.push({ method, url: route.url, scope });
     const own = route.onRequest ? [route.onRequest].flat() : [];
     route.onRequest = [authenticate, rateLimit, ...own];
     if (isMutating(route.method)) {

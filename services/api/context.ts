@@ -16,6 +16,8 @@ export type RateClass = 'default' | 'document';
 export interface RouteSettings {
   /** The scope the operation requires (spec section 4). Routes without one are public (health, docs). */
   scope?: Scope;
+  /** Authenticated without a scope of its own: the route checks scopes itself (POST /v1/batch, per operation). */
+  scopesPerOperation?: boolean;
   /** The plan the route needs (403 plan_required otherwise), checked right after authentication, before the scope. */
   plan?: Plan;
   rateClass?: RateClass;

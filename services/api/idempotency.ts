@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db, Tx } from '../shared/db.ts';
 import type { Keyring } from '../shared/crypto.ts';
 import { DomainError } from '../shared/errors.ts';
@@ -171,16 +171,58 @@ export interface MutationDeps {
   keyring: Keyring;
 }
 
+/** Who asks for a mutation under which key: what `runMutation` needs of a request. */
+export interface MutationTarget {
+  org: string;
+  key: string;
+  /** The request's fingerprint (`requestFingerprint`). */
+  hash: Buffer;
+  /** Echoed as `error.requestId` in stored and replayed errors. */
+  requestId: string;
+  log: Pick<FastifyBaseLogger, 'error'>;
+}
+
+/** The answer of a mutation, stored or replayed: what the route sends (or the batch reports). */
+export interface MutationAnswer {
+  status: number;
+  /** The JSON text, or null for a 204. A replay's has `meta.replayed: true` and this request's `error.requestId`. */
+  body: string | null;
+  location: string | null;
+  replayed: boolean;
+}
+
 export async function mutate(
   deps: MutationDeps,
   req: FastifyRequest,
   reply: FastifyReply,
   useCase: (tx: Tx, request: MutationRequest) => Promise<MutationResult>,
 ): Promise<FastifyReply> {
+  const hash = requestFingerprint(deps.keyring, req.method, req.url, req.body);
+  const answer = await runMutation(deps, { org: req.auth.organizationId, key: req.idempotencyKey!, hash, requestId: req.id, log: req.log }, useCase);
+  return sendAnswer(reply, answer);
+}
+
+/** Sends a mutation's answer: status, `Location`, `Idempotent-Replayed` on a replay, and the JSON text as it is. */
+export function sendAnswer(reply: FastifyReply, answer: MutationAnswer): FastifyReply {
+  if (answer.replayed) reply.header('Idempotent-Replayed', 'true');
+  if (answer.location) reply.header('Location', answer.location);
+  reply.code(answer.status);
+  if (answer.body === null) return reply.send();
+  return reply.type('application/json; charset=utf-8').send(answer.body);
+}
+
+/**
+ * `mutate` without the HTTP request: runs the use case under (organisation, key) with the stored-response rules above
+ * and answers with what is to be sent. Throws what the route would answer as an error (409s, a refusal it does not
+ * store, a 400 of the use case).
+ */
+export async function runMutation(
+  deps: MutationDeps,
+  target: MutationTarget,
+  useCase: (tx: Tx, request: MutationRequest) => Promise<MutationResult>,
+): Promise<MutationAnswer> {
   const { db, keyring } = deps;
-  const org = req.auth.organizationId;
-  const key = req.idempotencyKey!;
-  const hash = requestFingerprint(keyring, req.method, req.url, req.body);
+  const { org, key, hash } = target;
   const lockId = keyring.mac(`idempotency-lock\n${org}\n${key}`).readBigInt64BE(0).toString();
 
   for (let attempt = 0; ; attempt++) {
@@ -192,12 +234,12 @@ export async function mutate(
       if (err instanceof DomainError && STORED_REJECTIONS.has(err.status) && !err.code.startsWith('idempotency_') && !CONFIGURATION_REFUSALS.has(err.code)) {
         // The use case may have been refused *because* a concurrent request with this key just committed its
         // effect (its snapshot predated that commit). Then the caller gets that request's response, not ours.
-        const stored = (await storeError(deps, req, hash, err)) ?? undefined;
-        if (stored) return replay(keyring, req, reply, hash, stored);
+        const stored = (await storeError(deps, target, err)) ?? undefined;
+        if (stored) return replay(keyring, target, stored);
       }
       throw err;
     }
-    if ('stored' in outcome) return replay(keyring, req, reply, hash, outcome.stored);
+    if ('stored' in outcome) return replay(keyring, target, outcome.stored);
     let committed: CommittedResponse;
     if ('continueWith' in outcome) {
       let finished: CommittedResponse | undefined;
@@ -206,7 +248,7 @@ export async function mutate(
       } catch (err) {
         // The first step is committed and the rest is finished later (a retry with this key, or the workflows
         // process): the caller is told to retry, as for a request still in progress.
-        req.log.error({ err }, 'a committed effect could not be finished now; it is finished by a retry or by the workflows process');
+        target.log.error({ err }, 'a committed effect could not be finished now; it is finished by a retry or by the workflows process');
         throw inProgress();
       }
       // Someone else finished it first: their stored response is the answer.
@@ -220,12 +262,9 @@ export async function mutate(
       committed = { status: result.status, body, location: result.location ?? null, ...(result.afterCommit ? { afterCommit: result.afterCommit } : {}) };
     }
     if (committed.afterCommit) {
-      await committed.afterCommit().catch((err: unknown) => req.log.error({ err }, 'post-commit hand-off failed; the effect is committed and the hand-off is retried by repeating the request'));
+      await committed.afterCommit().catch((err: unknown) => target.log.error({ err }, 'post-commit hand-off failed; the effect is committed and the hand-off is retried by repeating the request'));
     }
-    if (committed.location) reply.header('Location', committed.location);
-    reply.code(committed.status);
-    if (committed.body === null) return reply.send();
-    return reply.type('application/json; charset=utf-8').send(committed.body);
+    return { status: committed.status, body: committed.body, location: committed.location, replayed: false };
   }
 }
 
@@ -243,10 +282,9 @@ const CONFIGURATION_REFUSALS: ReadonlySet<string> = new Set(['seller_details_inc
  * to be atomic with, so it is written on its own and the first writer wins. Returns the response stored earlier
  * by another request with this key, if there is one (then that one is the answer).
  */
-async function storeError(deps: MutationDeps, req: FastifyRequest, hash: Buffer, err: DomainError): Promise<StoredResponse | undefined> {
-  const body = JSON.stringify(errorBody(req, err));
-  const org = req.auth.organizationId;
-  const key = req.idempotencyKey!;
+async function storeError(deps: MutationDeps, target: MutationTarget, err: DomainError): Promise<StoredResponse | undefined> {
+  const body = JSON.stringify(errorBody({ id: target.requestId }, err));
+  const { org, key, hash } = target;
   return deps.db.tx(async (tx) => {
     const stored = await storeResponse(tx, deps.keyring, { organizationId: org, key, requestHash: hash, status: err.status, body, location: null });
     if (stored) return undefined;
@@ -257,15 +295,13 @@ async function storeError(deps: MutationDeps, req: FastifyRequest, hash: Buffer,
   });
 }
 
-function replay(keyring: Keyring, req: FastifyRequest, reply: FastifyReply, hash: Buffer, stored: StoredResponse): FastifyReply {
-  if (!hash.equals(stored.request_hash)) throw idempotencyConflict();
-  reply.header('Idempotent-Replayed', 'true');
-  if (stored.response_location) reply.header('Location', stored.response_location);
-  reply.code(stored.response_status);
-  if (!stored.response_body) return reply.send();
+function replay(keyring: Keyring, target: MutationTarget, stored: StoredResponse): MutationAnswer {
+  if (!target.hash.equals(stored.request_hash)) throw idempotencyConflict();
+  const answer = { status: stored.response_status, location: stored.response_location, replayed: true };
+  if (!stored.response_body) return { ...answer, body: null };
   const body = JSON.parse(keyring.decrypt(stored.response_body)) as { meta?: Record<string, unknown>; error?: { requestId: string } };
   if (body.meta) body.meta.replayed = true;
   // error.requestId always echoes this response's Request-Id header (decisions.md, envelopes).
-  if (body.error) body.error.requestId = req.id;
-  return reply.type('application/json; charset=utf-8').send(JSON.stringify(body));
+  if (body.error) body.error.requestId = target.requestId;
+  return { ...answer, body: JSON.stringify(body) };
 }

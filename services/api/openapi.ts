@@ -95,8 +95,10 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'POST /v1/subscriptions/:subscriptionId/pause': 'pauseSubscription',
   'POST /v1/subscriptions/:subscriptionId/resume': 'resumeSubscription',
   'POST /v1/subscriptions/:subscriptionId/cancel': 'cancelSubscription',
+  'POST /v1/subscriptions/:subscriptionId/run': 'runSubscription',
   'GET /v1/subscriptions/:subscriptionId/invoices': 'listSubscriptionInvoices',
   'GET /v1/subscriptions/:subscriptionId/next_invoice': 'previewSubscriptionInvoice',
+  'POST /v1/batch': 'runBatch',
 };
 
 /** The `operationId` of a route, from the table above. */
@@ -155,14 +157,15 @@ export async function registerOpenApi(app: FastifyInstance, opts: OpenApiOptions
       const scope = route.config?.scope;
       const operationId = operationIdOf(route.method, url);
       const named: Record<string, unknown> = operationId ? { operationId } : {};
-      if (!scope) return { schema: { ...(schema as Record<string, unknown>), ...named, security: [] }, url };
+      if (!scope && !route.config?.scopesPerOperation) return { schema: { ...(schema as Record<string, unknown>), ...named, security: [] }, url };
       const s: Record<string, unknown> = { ...(schema as Record<string, unknown>), ...named };
       // The strict defaults for "takes nothing" are not parameters or bodies a client should send.
       if (isNoProperties(s.body)) delete s.body;
       if (isNoProperties(s.querystring)) delete s.querystring;
-      s.security = [{ bearerAuth: [scope] }];
-      s['x-required-scope'] = scope;
-      s.description = `${(s.description as string | undefined) ?? ''}${s.description ? '\n\n' : ''}Requires scope \`${scope}\`.`;
+      s.security = [{ bearerAuth: scope ? [scope] : [] }];
+      if (scope) s['x-required-scope'] = scope;
+      const needs = scope ? `Requires scope \`${scope}\`.` : 'Scopes are checked per operation.';
+      s.description = `${(s.description as string | undefined) ?? ''}${s.description ? '\n\n' : ''}${needs}`;
       const responses = { ...((s.response as Record<string, unknown> | undefined) ?? {}) };
       for (const [code, description] of Object.entries(ERROR_RESPONSES)) {
         if (!isMutating(route.method) && (code === '409' || code === '413' || code === '415')) continue;

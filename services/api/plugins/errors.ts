@@ -7,7 +7,7 @@ export interface ErrorEnvelope {
   error: { code: string; message: string; details?: ErrorDetail[]; requestId: string };
 }
 
-export function errorBody(req: FastifyRequest, err: DomainError): ErrorEnvelope {
+export function errorBody(req: Pick<FastifyRequest, 'id'>, err: DomainError): ErrorEnvelope {
   const error: ErrorEnvelope['error'] = { code: err.code, message: err.message, requestId: req.id };
   if (err.details) error.details = err.details;
   return { error };
@@ -72,6 +72,14 @@ export function validationDetails(errors: ErrorObject[], part: string): ErrorDet
   return [...byPath.values()];
 }
 
+/** The 400 validation_failed of a schema's errors: what every route answers for an invalid body or query. */
+export function validationFailure(errors: ErrorObject[], part: string): DomainError {
+  const details = validationDetails(errors, part);
+  const first = details[0];
+  const message = first ? `${first.path || part} ${first.message.replace(`${part} `, '')}.` : 'The request is invalid.';
+  return new DomainError('validation_failed', message, { details });
+}
+
 const FASTIFY_CODES: Record<string, () => DomainError> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () =>
     new DomainError('unsupported_media_type', 'Request bodies must be application/json.'),
@@ -86,13 +94,7 @@ const FASTIFY_CODES: Record<string, () => DomainError> = {
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, req, reply) => {
     if (err instanceof DomainError) return sendError(req, reply, err);
-    if (err.validation) {
-      const part = err.validationContext ?? 'body';
-      const details = validationDetails(err.validation as ErrorObject[], part);
-      const first = details[0];
-      const message = first ? `${first.path || part} ${first.message.replace(`${part} `, '')}.` : 'The request is invalid.';
-      return sendError(req, reply, new DomainError('validation_failed', message, { details }));
-    }
+    if (err.validation) return sendError(req, reply, validationFailure(err.validation as ErrorObject[], err.validationContext ?? 'body'));
     const mapped = err.code ? FASTIFY_CODES[err.code] : undefined;
     if (mapped) return sendError(req, reply, mapped());
     if (err instanceof SyntaxError || err.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {

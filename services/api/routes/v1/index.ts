@@ -19,6 +19,7 @@ import { collectRoutes } from './collect.ts';
 import { termsEvidenceRoutes } from './terms-evidence.ts';
 import { reminderFlowRoutes } from './reminder-flows.ts';
 import { subscriptionRoutes } from './subscriptions.ts';
+import { batchRoutes } from './batch.ts';
 
 export function registerV1Routes(app: FastifyInstance, deps: AppDeps): void {
   discoveryRoutes(app);
@@ -40,4 +41,5 @@ export function registerV1Routes(app: FastifyInstance, deps: AppDeps): void {
   termsEvidenceRoutes(app, deps);
   reminderFlowRoutes(app, deps);
   subscriptionRoutes(app, deps);
+  batchRoutes(app, deps);
 }

@@ -15,7 +15,8 @@ import { creditInvoice } from '../../../invoices/credit-invoice.ts';
 import { queueCreditNote } from '../../../invoices/credit-queue.ts';
 import { requestInvoiceSend } from '../../../invoices/send-invoice.ts';
 import { DomainError } from '../../../shared/errors.ts';
-import type { Queryable } from '../../../shared/db.ts';
+import type { Queryable, Tx } from '../../../shared/db.ts';
+import type { AuthContext } from '../../context.ts';
 import { mutate, type MutationRequest, type MutationResult } from '../../idempotency.ts';
 import type { AppDeps } from '../../app.ts';
 
@@ -39,17 +40,56 @@ export function sendPdf(reply: FastifyReply, doc: { bytes: Buffer; sha256: strin
     .send(doc.bytes);
 }
 
+/** Step 2 and 3 of an issue, after the reservation committed: render, then commit the rest with the response. */
+const finishWith = (deps: AppDeps, invoiceId: string) => () => finishIssueResponse(deps, invoiceId);
+
+/** The request's earlier attempt reserved a number and did not finish: finish it now (resume-issue.ts). */
+async function resumeWith(deps: AppDeps, tx: Queryable, org: string, request: MutationRequest): Promise<MutationResult | undefined> {
+  const invoiceId = await resumeIssue(tx, org, request);
+  return invoiceId === undefined ? undefined : { status: 200, continueWith: finishWith(deps, invoiceId) };
+}
+
+/**
+ * POST /v1/invoices as a use case for `mutate` (the route and the batch's invoice.create): the checks beyond the
+ * schema are thrown here, before any transaction (400 for customerId with customer, 403 for an inline customer
+ * without customers:write).
+ */
+export function invoiceCreation(
+  deps: AppDeps,
+  auth: AuthContext,
+  body: InvoiceCreate,
+  flags: { issue?: boolean | undefined; send?: boolean | undefined },
+): (tx: Tx, request: MutationRequest) => Promise<MutationResult> {
+  if ((body.customer === undefined) === (body.customerId === undefined)) {
+    throw new DomainError('validation_failed', 'Give exactly one of customerId and customer.', {
+      details: [{ path: body.customer ? '/customer' : '/customerId', message: 'exactly one of customerId and customer is required' }],
+    });
+  }
+  if (body.customer && !auth.scopes.has('customers:write')) {
+    throw new DomainError('insufficient_scope', 'An inline customer also needs the customers:write scope.', {
+      details: [{ path: '/customer', message: 'required scope: customers:write' }],
+    });
+  }
+  const send = flags.send === true;
+  const issue = flags.issue === true || send;
+  const org = auth.organizationId;
+  return async (tx, request) => {
+    const resumed = await resumeWith(deps, tx, org, request);
+    if (resumed) return resumed;
+    const invoice = await createInvoice(tx, deps.keyring, org, body);
+    const location = `/v1/invoices/${invoice.id}`;
+    if (issue) {
+      await reserveIssue(tx, deps, org, invoice.id, {}, { ...reservedFor(request), responseStatus: 201, responseLocation: location, send });
+      return { status: 201, continueWith: finishWith(deps, invoice.id) };
+    }
+    return { status: 201, data: invoice, location };
+  };
+}
+
 export function invoiceRoutes(app: FastifyInstance, deps: AppDeps): void {
   const { db, keyring } = deps;
-
-  /** Step 2 and 3 of an issue, after the reservation committed: render, then commit the rest with the response. */
-  const finish = (invoiceId: string) => () => finishIssueResponse(deps, invoiceId);
-
-  /** The request's earlier attempt reserved a number and did not finish: finish it now (resume-issue.ts). */
-  const resume = async (tx: Queryable, org: string, request: MutationRequest): Promise<MutationResult | undefined> => {
-    const invoiceId = await resumeIssue(tx, org, request);
-    return invoiceId === undefined ? undefined : { status: 200, continueWith: finish(invoiceId) };
-  };
+  const finish = (invoiceId: string) => finishWith(deps, invoiceId);
+  const resume = (tx: Queryable, org: string, request: MutationRequest) => resumeWith(deps, tx, org, request);
 
   app.get<{ Querystring: InvoiceListQuery }>(
     '/invoices',
@@ -80,33 +120,7 @@ export function invoiceRoutes(app: FastifyInstance, deps: AppDeps): void {
         response: { 201: Envelope(Invoice) },
       },
     },
-    async (req, reply) => {
-      const body = req.body;
-      if ((body.customer === undefined) === (body.customerId === undefined)) {
-        throw new DomainError('validation_failed', 'Give exactly one of customerId and customer.', {
-          details: [{ path: body.customer ? '/customer' : '/customerId', message: 'exactly one of customerId and customer is required' }],
-        });
-      }
-      if (body.customer && !req.auth.scopes.has('customers:write')) {
-        throw new DomainError('insufficient_scope', 'An inline customer also needs the customers:write scope.', {
-          details: [{ path: '/customer', message: 'required scope: customers:write' }],
-        });
-      }
-      const send = req.query.send === true;
-      const issue = req.query.issue === true || send;
-      const org = req.auth.organizationId;
-      return mutate(deps, req, reply, async (tx, request) => {
-        const resumed = await resume(tx, org, request);
-        if (resumed) return resumed;
-        const invoice = await createInvoice(tx, keyring, org, body);
-        const location = `/v1/invoices/${invoice.id}`;
-        if (issue) {
-          await reserveIssue(tx, deps, org, invoice.id, {}, { ...reservedFor(request), responseStatus: 201, responseLocation: location, send });
-          return { status: 201, continueWith: finish(invoice.id) };
-        }
-        return { status: 201, data: invoice, location };
-      });
-    },
+    async (req, reply) => mutate(deps, req, reply, invoiceCreation(deps, req.auth, req.body, req.query)),
   );
 
   app.get<{ Params: Params }>(
