@@ -21,7 +21,9 @@ import { benchIssuing, formatIssuing, type IssuingFigures } from './issuing.ts';
 import { benchWebhooks, formatWebhooks, type WebhookFigures } from './webhooks.ts';
 import { benchDunning, formatDunning, type DunningFigures } from './dunning.ts';
 import { paymentRequest, seedPayments, type PaymentsSeed } from './payments.ts';
+import { CASE_CLAIMS, CASE_DEBTORS, caseBody } from './cases.ts';
 import type autocannon from 'autocannon';
+import postgres from 'postgres';
 import { SERVER_KINDS, type ReadyMessage, type ServerKind, type UsageMessage } from './protocol.ts';
 import { formatSustained, formatTable, type Row, type SustainedVerdict, type Target } from './report.ts';
 
@@ -36,8 +38,8 @@ function intEnv(name: string, dflt: number, min = 0): number {
   return n;
 }
 
-type RouteId = 'h' | 's' | 's50' | 'i' | 'c0' | 'p0' | 'get' | 'list' | 'post' | 'pay' | 'balance' | 'sustained' | 'issuing' | 'webhooks' | 'dunning';
-const ROUTE_IDS: readonly RouteId[] = ['h', 's', 's50', 'i', 'c0', 'p0', 'get', 'list', 'post', 'pay', 'balance', 'sustained', 'issuing', 'webhooks', 'dunning'];
+type RouteId = 'h' | 's' | 's50' | 'i' | 'c0' | 'p0' | 'get' | 'list' | 'post' | 'pay' | 'balance' | 'k0' | 'cases' | 'sustained' | 'issuing' | 'webhooks' | 'dunning';
+const ROUTE_IDS: readonly RouteId[] = ['h', 's', 's50', 'i', 'c0', 'p0', 'get', 'list', 'post', 'pay', 'balance', 'k0', 'cases', 'sustained', 'issuing', 'webhooks', 'dunning'];
 /** Each diagnostic floor, the route it bounds and the baseline that route's target is measured against. */
 const FLOORS: readonly { route: RouteId; floor: RouteId; baseline: RouteId; what: string }[] = [
   { route: 'list', floor: 's50', baseline: 's', what: 'the same page query, mapped and serialised, without decryption, auth or response schema' },
@@ -78,7 +80,10 @@ const settings = {
     .filter(Boolean) as RouteId[],
 };
 for (const id of settings.only) if (!ROUTE_IDS.includes(id)) throw new Error(`BENCH_ONLY: unknown "${id}"; use ${ROUTE_IDS.join(',')}`);
-const wanted = (id: RouteId): boolean => (settings.only.length === 0 || settings.only.includes(id)) && (id !== 'sustained' || settings.sustainedSec > 0);
+const wanted = (id: RouteId): boolean =>
+  // The cases stage is the route and its floor, measured in the same run: `cases` selects both.
+  (settings.only.length === 0 || settings.only.includes(id) || (id === 'k0' && settings.only.includes('cases'))) &&
+  (id !== 'sustained' || settings.sustainedSec > 0);
 
 const now = new Date();
 const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15); // 20250101-120000
@@ -281,6 +286,16 @@ async function main(): Promise<number> {
   const randomCustomerPath = (prefix: string) => (req: autocannon.Request) => ({ ...req, path: `${prefix}/${pick(seeded.customerIds)}` });
   let paid = 0;
   const nextPayment = (invoiceIndex?: number) => paymentRequest(paymentsSeed!, runId, ++paid, invoiceIndex);
+  // Cases: a unique externalReference and Idempotency-Key per request, route and floor alike.
+  let casesPosted = 0;
+  const nextCase = () => {
+    const n = ++casesPosted;
+    return { key: `bench-case-${runId}-${n}`, body: JSON.stringify(caseBody(runId, n)) };
+  };
+  const casePost = (path: string, headers: Record<string, string>) => (req: autocannon.Request) => {
+    const { key, body } = nextCase();
+    return { ...req, path, headers: { ...req.headers, ...headers, 'idempotency-key': key }, body };
+  };
 
   const routes: Route[] = [
     {
@@ -439,6 +454,50 @@ async function main(): Promise<number> {
           overallRate: settings.balanceRate,
         }),
     },
+    {
+      id: 'k0',
+      label: `K0 bare case writes (${CASE_CLAIMS} claims, ${CASE_DEBTORS} debtors)`,
+      server: 'i',
+      check: (base) => {
+        const first = nextCase();
+        const headers = { ...json, 'idempotency-key': first.key };
+        return check('K0', `${base}/k0/${seeded.floorOrganizationId}/cases`, { method: 'POST', headers, body: first.body }, 201, (b) => {
+          const d = (b as { data?: { caseNumber?: number } }).data;
+          return d?.caseNumber === 1;
+        });
+      },
+      load: (port) =>
+        spec(port, `/k0/${seeded.floorOrganizationId}/cases`, { method: 'POST', headers: json, setupRequest: casePost(`/k0/${seeded.floorOrganizationId}/cases`, {}) }),
+    },
+    {
+      id: 'cases',
+      label: `POST /v1/cases (${CASE_CLAIMS} claims, ${CASE_DEBTORS} debtors)`,
+      server: 'app',
+      check: async (base) => {
+        const first = nextCase();
+        const headers = { ...auth, ...json, 'idempotency-key': first.key };
+        await check('POST /v1/cases', `${base}/v1/cases`, { method: 'POST', headers, body: first.body }, 201, (b) => {
+          const d = (b as { data?: { caseNumber?: number; state?: string } }).data;
+          return d?.caseNumber === 1 && d.state === 'OPRETTET';
+        });
+        // What the route stored is what the floor stores: the claims and the debtors, every personal field encrypted.
+        const sql = postgres(database.url, { max: 1, onnotice: () => {} });
+        try {
+          const [row] = await sql<{ claims: number; debtors: number; fields: number }[]>`
+            SELECT (SELECT count(*) FROM case_claims k WHERE k.case_id = c.id AND k.description_enc IS NOT NULL)::int AS claims,
+                   (SELECT count(*) FROM case_debtors d WHERE d.case_id = c.id AND d.cpr_enc IS NOT NULL AND d.address_enc IS NOT NULL
+                      AND d.email_enc IS NOT NULL AND d.phone_enc IS NOT NULL)::int AS debtors,
+                   (SELECT count(*) FROM case_debtors d WHERE d.case_id = c.id AND d.name_enc IS NOT NULL)::int AS fields
+            FROM collection_cases c WHERE c.organization_id = ${seeded.organizationId} AND c.case_number = 1`;
+          if (row?.claims !== CASE_CLAIMS || row.debtors !== CASE_DEBTORS || row.fields !== CASE_DEBTORS) {
+            throw new Error(`POST /v1/cases stored ${JSON.stringify(row)}, not ${CASE_CLAIMS} claims and ${CASE_DEBTORS} debtors with every field`);
+          }
+        } finally {
+          await sql.end();
+        }
+      },
+      load: (port) => spec(port, '/v1/cases', { method: 'POST', headers: { ...auth, ...json }, setupRequest: casePost('/v1/cases', {}) }),
+    },
   ];
   const selected = routes.filter((r) => wanted(r.id));
 
@@ -481,6 +540,8 @@ async function main(): Promise<number> {
     { route: 'list', baseline: 's', minRatio: 0.5 },
     { route: 'post', baseline: 'i', minRatio: 0.6 },
     { route: 'pay', baseline: 'i', minRatio: 0.5 },
+    // Against its floor measured in the same run (README, "Collection cases").
+    { route: 'cases', baseline: 'k0', minRatio: 0.7 },
   ].map((t) => {
     const r = perRound[t.route as RouteId];
     const b = perRound[t.baseline as RouteId];
@@ -522,6 +583,13 @@ async function main(): Promise<number> {
     );
     return [{ ...f, floorRatio, routeVsFloor, target }];
   });
+  const casesTarget = targets.find((t) => t.route === 'cases')!;
+  if (results.cases && results.k0) {
+    console.log(
+      `cases: POST /v1/cases ${results.cases.requestsPerSec.toFixed(1)} req/s, floor K0 ${results.k0.requestsPerSec.toFixed(1)} req/s, ` +
+        `ratio ${casesTarget.ratio!.toFixed(2)}, target >= ${casesTarget.minRatio}: ${casesTarget.pass ? 'PASS' : 'FAIL'}`,
+    );
+  }
   // A latency target, not a ratio: the balance read at a fixed offered load (median p99 over rounds).
   const balanceTarget = results.balance
     ? { route: 'balance', maxP99Ms: 20, p99Ms: results.balance.p99Ms, pass: results.balance.p99Ms <= 20 }

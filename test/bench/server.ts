@@ -18,6 +18,7 @@ import { realClock } from '../../services/shared/clock.ts';
 import { createPostgresDocumentStore } from '../../services/documents/postgres-document-store.ts';
 import { CUSTOMER_COLUMNS, type CustomerRow } from '../../services/customers/customer-queries.ts';
 import { BENCH_CUSTOMERS_TABLE, BENCH_TABLE, SERVER_KINDS, type ReadyMessage, type ServerKind, type UsageMessage } from './protocol.ts';
+import { insertCaseFloor, type CaseBody } from './cases.ts';
 
 function need(name: string): string {
   const v = process.env[name];
@@ -125,7 +126,9 @@ async function bareSelect(db: Db): Promise<FastifyInstance> {
 
 /** I: one INSERT in a transaction (BEGIN, INSERT, COMMIT) of the posted JSON body, through Db.tx. */
 async function bareInsert(db: Db): Promise<FastifyInstance> {
-  const app = Fastify({ logger: false });
+  // The same body limit as POST /v1/cases, for K0's 50-claim, 20-debtor bodies.
+  const app = Fastify({ logger: false, bodyLimit: 64 * 1024 });
+  const keyring = createKeyring(parseMasterKey(need('BENCH_MASTER_KEY')));
   app.post('/i', async (req, reply) => {
     const id = uuidv7();
     const body = req.body as Record<string, unknown>;
@@ -205,6 +208,16 @@ async function bareInsert(db: Db): Promise<FastifyInstance> {
     });
     if (!response) return reply.code(409).send({ error: 'unknown invoice or key in use' });
     return reply.code(201).type('application/json; charset=utf-8').send(response);
+  });
+  /*
+   * K0, the floor of POST /v1/cases (cases.ts): the case numbered from the series, its 50 claims and 20 debtors
+   * (personal fields encrypted with the same keyring) and the stored response, in one transaction; no validation,
+   * auth or idempotency look-up.
+   */
+  app.post<{ Params: { org: string } }>('/k0/:org/cases', async (req, reply) => {
+    const key = String(req.headers['idempotency-key']);
+    const text = await db.tx((tx) => insertCaseFloor(tx, keyring, req.params.org, key, req.body as CaseBody));
+    return reply.code(201).type('application/json; charset=utf-8').send(text);
   });
   return app;
 }
