@@ -81,6 +81,10 @@ export const ErrorStatus = {
   invalid_end_date: 422,
   /** PATCH of a subscription's customerId or startDate after a period was invoiced. */
   subscription_already_invoiced: 422,
+  /** PATCH /v1/members/{userId}: a role that is not in GET /v1/roles. */
+  unknown_role: 422,
+  /** PATCH /v1/members/{userId}: the organisation's last admin cannot lose the admin role. */
+  last_admin: 422,
   rate_limited: 429,
   internal_error: 500,
   service_unavailable: 503,

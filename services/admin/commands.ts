@@ -10,6 +10,7 @@ import { DEFAULT_PLAN, isPlan, PLANS, type Plan } from '../organizations/plans.t
 import { updateOrganization, type UpdateOrganizationInput } from '../organizations/update-organization.ts';
 import { parkedWorkCommand, retryWorkCommand } from './work-commands.ts';
 import { withdrawCaseCommand } from './case-commands.ts';
+import { addMemberCommand } from './member-commands.ts';
 
 /**
  * The operator command's sub-commands. Each validates its flags before the database is opened, so a wrong command
@@ -295,6 +296,7 @@ export const COMMANDS: ReadonlyMap<string, Command> = new Map([
   ['parked-work', parkedWorkCommand],
   ['retry-work', retryWorkCommand],
   ['withdraw-case', withdrawCaseCommand],
+  ['add-member', addMemberCommand],
 ]);
 
 export const SELLER_DETAILS_USAGE =

@@ -99,6 +99,9 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'GET /v1/subscriptions/:subscriptionId/invoices': 'listSubscriptionInvoices',
   'GET /v1/subscriptions/:subscriptionId/next_invoice': 'previewSubscriptionInvoice',
   'POST /v1/batch': 'runBatch',
+  'GET /v1/roles': 'listRoles',
+  'GET /v1/members': 'listMembers',
+  'PATCH /v1/members/:userId': 'updateMemberRole',
 };
 
 /** The `operationId` of a route, from the table above. */

@@ -20,6 +20,7 @@ import { termsEvidenceRoutes } from './terms-evidence.ts';
 import { reminderFlowRoutes } from './reminder-flows.ts';
 import { subscriptionRoutes } from './subscriptions.ts';
 import { batchRoutes } from './batch.ts';
+import { memberRoutes } from './members.ts';
 
 export function registerV1Routes(app: FastifyInstance, deps: AppDeps): void {
   discoveryRoutes(app);
@@ -42,4 +43,5 @@ export function registerV1Routes(app: FastifyInstance, deps: AppDeps): void {
   reminderFlowRoutes(app, deps);
   subscriptionRoutes(app, deps);
   batchRoutes(app, deps);
+  memberRoutes(app, deps);
 }
