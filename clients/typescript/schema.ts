@@ -1248,6 +1248,28 @@ export interface paths {
         patch: operations["updateMemberRole"];
         trace?: never;
     };
+    "/v1/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organisation's settings
+         * @description Changed by the operator command (`update-org`), read here. `address` and `bank` are always objects with every key (null where unset). A new organisation is on the `standard` plan, `unverified`, with 14 days' payment terms.
+         *
+         *     Requires scope `settings:read`.
+         */
+        get: operations["getSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2072,6 +2094,38 @@ export interface components {
             name: string;
             /** @description The scopes the role grants, in catalogue order */
             scopes: string[];
+        };
+        /** Settings */
+        Settings: {
+            /**
+             * Format: uuid
+             * @description Resource id (UUID)
+             */
+            organizationId: string;
+            name: string;
+            cvr: string | null;
+            /** @description Always an object with every key; null where unset */
+            address: {
+                street: string | null;
+                postalCode: string | null;
+                city: string | null;
+                country: string | null;
+            };
+            email: string | null;
+            /** @description Always an object with both keys; null where unset */
+            bank: {
+                reg: string | null;
+                account: string | null;
+            };
+            sandbox: boolean;
+            plan: "standard" | "pro";
+            defaultPaymentTermsDays: number;
+            /** @description When a customer's balance is pastDue */
+            pastDue: {
+                minOere: number;
+                minDays: number;
+            };
+            verification: "unverified" | "pending" | "verified";
         };
         /** Subscription */
         Subscription: {
@@ -10334,6 +10388,95 @@ export interface operations {
             };
             /** @description unsupported_media_type: bodies must be application/json */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A business rule refused the request (see the error code) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: see Retry-After and RateLimit-* headers */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Settings"];
+                        /** @description Response metadata */
+                        meta: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope: the key lacks the scope this operation requires */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: the id is unknown or belongs to another organisation */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

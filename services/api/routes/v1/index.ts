@@ -21,6 +21,7 @@ import { reminderFlowRoutes } from './reminder-flows.ts';
 import { subscriptionRoutes } from './subscriptions.ts';
 import { batchRoutes } from './batch.ts';
 import { memberRoutes } from './members.ts';
+import { settingsRoutes } from './settings.ts';
 
 export function registerV1Routes(app: FastifyInstance, deps: AppDeps): void {
   discoveryRoutes(app);
@@ -44,4 +45,5 @@ export function registerV1Routes(app: FastifyInstance, deps: AppDeps): void {
   subscriptionRoutes(app, deps);
   batchRoutes(app, deps);
   memberRoutes(app, deps);
+  settingsRoutes(app, deps);
 }
