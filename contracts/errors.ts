@@ -81,6 +81,10 @@ export const ErrorStatus = {
   invalid_end_date: 422,
   /** PATCH of a subscription's customerId or startDate after a period was invoiced. */
   subscription_already_invoiced: 422,
+  /** POST …/run: no period is due yet (its start is after the business today), or the due ones were run meanwhile. */
+  subscription_not_due: 422,
+  /** POST …/run: another run held the subscription's lease for longer than the 10 s a run waits for it. */
+  subscription_run_in_progress: 409,
   /** PATCH /v1/members/{userId}: a role that is not in GET /v1/roles. */
   unknown_role: 422,
   /** PATCH /v1/members/{userId}: the organisation's last admin cannot lose the admin role. */

@@ -16,6 +16,7 @@ export const WORKFLOW_SERVICES = {
   BusinessClock: 'BusinessClock',
   Dunning: 'Dunning',
   Case: 'Case',
+  SubscriptionSchedule: 'SubscriptionSchedule',
 } as const;
 
 export type WorkflowService = keyof typeof WORKFLOW_SERVICES;
@@ -40,6 +41,8 @@ export interface WorkflowInputs {
   Dunning: { wake: null };
   /** Key: `<organisation id>:<case id>`. Takes the collection case's next lifecycle step when it is due. */
   Case: { wake: null };
+  /** Key: `<organisation id>:<subscription id>`. Runs the subscription's due periods, oldest first, each on its own. */
+  SubscriptionSchedule: { wake: null };
 }
 
 export type WorkflowHandler<S extends WorkflowService> = keyof WorkflowInputs[S] & string;
@@ -54,7 +57,8 @@ export type WorkTarget =
   | { service: 'PaymentReceipt'; handler: 'render'; key: string }
   | { service: 'WebhookDelivery'; handler: 'wake'; key: string }
   | { service: 'Dunning'; handler: 'wake'; key: string }
-  | { service: 'Case'; handler: 'wake'; key: string };
+  | { service: 'Case'; handler: 'wake'; key: string }
+  | { service: 'SubscriptionSchedule'; handler: 'wake'; key: string };
 
 /** The wake-index targets by name, so a row's (service, handler) pair is written in one place. */
 export const WORK = {
@@ -64,6 +68,9 @@ export const WORK = {
   webhookDelivery: (deliveryId: string): WorkTarget => ({ service: 'WebhookDelivery', handler: 'wake', key: deliveryId }),
   dunning: (organizationId: string, invoiceId: string): WorkTarget => ({ service: 'Dunning', handler: 'wake', key: dunningKey(organizationId, invoiceId) }),
   collectionCase: (organizationId: string, caseId: string): WorkTarget => ({ service: 'Case', handler: 'wake', key: `${organizationId}:${caseId}` }),
+  subscriptionSchedule: (organizationId: string, subscriptionId: string): WorkTarget => ({
+    service: 'SubscriptionSchedule', handler: 'wake', key: `${organizationId}:${subscriptionId}`,
+  }),
 } as const;
 
 /**
@@ -82,6 +89,13 @@ export function parseCaseKey(key: string): { organizationId: string; caseId: str
   const [organizationId, caseId, ...rest] = key.split(':');
   if (!organizationId || !caseId || rest.length > 0) throw new Error(`not a case key: ${key}`);
   return { organizationId, caseId };
+}
+
+/** The SubscriptionSchedule object's key, `<organisation id>:<subscription id>` (WORK.subscriptionSchedule). */
+export function parseSubscriptionKey(key: string): { organizationId: string; subscriptionId: string } {
+  const [organizationId, subscriptionId, ...rest] = key.split(':');
+  if (!organizationId || !subscriptionId || rest.length > 0) throw new Error(`not a subscription key: ${key}`);
+  return { organizationId, subscriptionId };
 }
 
 /** Housekeeping jobs, one object key each. */

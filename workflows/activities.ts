@@ -35,6 +35,7 @@ import { renderCasePaakrav } from '../services/cases/render-case-paakrav.ts';
 import { awaitsHandOver, recordCaseHandOver, recordCasePaakrav, takeDueCaseStep } from '../services/cases/take-due-case-step.ts';
 import { loadHandOverDocument } from '../services/collections/load-hand-over.ts';
 import type { CollectionPartner } from '../services/collections/partner-port.ts';
+import { runScheduledPeriod } from '../services/subscriptions/run-period.ts';
 import type { Activities } from './index.ts';
 
 export interface ActivityResources {
@@ -170,6 +171,23 @@ export function createActivities(
       return { reference };
     },
     recordCaseHandOver: (organizationId, caseId) => recordCaseHandOver(db, organizationId, caseId),
+    // Subscriptions: one due period per call, reserved under the lease; its issue stored under a key of its own.
+    runSubscriptionPeriod: (organizationId, subscriptionId) =>
+      db.tx((tx) =>
+        runScheduledPeriod(
+          tx,
+          {
+            keyring: resources.keyring,
+            clock,
+            requestKey: (id, periodStart) => ({
+              idempotencyKey: `subscription-run:${id}:${periodStart}`,
+              requestHash: resources.keyring.mac(`subscription-run\n${organizationId}\n${id}\n${periodStart}`),
+            }),
+          },
+          organizationId,
+          subscriptionId,
+        ),
+      ),
     // Webhooks
     deliverWebhook: (deliveryId) => deliverWebhook(webhooks, deliveryId),
     fanOutAndDeliver: (eventId, organizationId) => fanOutAndDeliver(webhooks, eventId, organizationId),

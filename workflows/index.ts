@@ -8,6 +8,7 @@ import { createBusinessClock, type BusinessClockActivities } from './business-cl
 import { createPaymentReceipt, type PaymentReceiptActivities } from './payment-receipt.ts';
 import { createDunning, type DunningActivities } from './dunning.ts';
 import { createCase, type CaseActivities } from './case.ts';
+import { createSubscriptionSchedule, type SubscriptionScheduleActivities } from './subscription-schedule.ts';
 
 /** Every side effect the workflows call, injected so that workflow files never touch the database themselves. */
 export type Activities = HousekeepingActivities &
@@ -18,7 +19,8 @@ export type Activities = HousekeepingActivities &
   BusinessClockActivities &
   PaymentReceiptActivities &
   DunningActivities &
-  CaseActivities;
+  CaseActivities &
+  SubscriptionScheduleActivities;
 
 /** The Restate services, objects and workflows the endpoint serves. */
 export function createServices(activities: Activities): EndpointOptions['services'] {
@@ -32,5 +34,6 @@ export function createServices(activities: Activities): EndpointOptions['service
     createPaymentReceipt(activities),
     createDunning(activities),
     createCase(activities),
+    createSubscriptionSchedule(activities),
   ];
 }

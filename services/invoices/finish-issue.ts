@@ -91,11 +91,12 @@ export async function finishIssue(deps: FinishIssueDeps, invoiceId: string): Pro
       },
     });
     await recordTimeline(tx, org, invoiceId, 'issued', { number: row.number });
-    let meta: Record<string, unknown> = {};
+    // A subscription's period invoice (POST …/run) answers its period too.
+    let meta: Record<string, unknown> = row.period_start !== null ? { period: { start: row.period_start, end: row.period_end } } : {};
     let dispatchMail = false;
     if (reservation.send) {
       const requested = await requestInvoiceSend(tx, deps.keyring, org, invoiceId, deps.mailDomain);
-      meta = { send: requested.send };
+      meta = { ...meta, send: requested.send };
       dispatchMail = requested.dispatch;
     }
     const body = responseJson(await getInvoiceOrThrow(tx, org, invoiceId), meta);

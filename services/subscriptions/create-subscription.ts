@@ -4,6 +4,7 @@ import type { Queryable } from '../shared/db.ts';
 import { DomainError } from '../shared/errors.ts';
 import { uuidv7 } from '../shared/ids.ts';
 import { scheduleOf } from './period-math.ts';
+import { scheduleSubscription } from './schedule-subscription.ts';
 import { INITIAL_SUBSCRIPTION_STATUS } from './subscription-lifecycle.ts';
 import {
   getSubscriptionRowOrThrow,
@@ -54,8 +55,11 @@ export async function createSubscription(sql: Queryable, organizationId: string,
       anchor_period: schedule.anchorPeriod,
       next_period: 0,
       next_invoice_date: nextInvoiceDateOf(schedule, 0, INITIAL_SUBSCRIPTION_STATUS),
+      created_on: today,
     } as Record<string, unknown>)}`;
   const row = await getSubscriptionRowOrThrow(sql, organizationId, id, { lock: true });
   await recordSubscriptionEvent(sql, organizationId, 'subscription.created', row);
+  // The schedule: due at the start of the first period (at once for a start today or earlier: the catch-up).
+  await scheduleSubscription(sql, organizationId, row);
   return toSubscription(row, today);
 }

@@ -1,5 +1,7 @@
 import type { SubscriptionEventData } from '../../contracts/event-catalogue.ts';
 import type { Subscription, SubscriptionLine, SubscriptionLineInput } from '../../contracts/subscriptions.ts';
+import { WORK } from '../../contracts/workflows.ts';
+import { clearWake } from '../clock/wake-index.ts';
 import { recordEvent } from '../events/record-event.ts';
 import { computeTotals, DEFAULT_VAT_RATE_BPS } from '../invoices/invoice-totals.ts';
 import type { Queryable } from '../shared/db.ts';
@@ -190,5 +192,6 @@ export async function endIfExhausted(sql: Queryable, organizationId: string, r: 
   if (!ended) return false;
   const after = (await findSubscriptionRow(sql, organizationId, r.id))!;
   await recordSubscriptionEvent(sql, organizationId, end.event, after);
+  await clearWake(sql, WORK.subscriptionSchedule(organizationId, r.id));
   return true;
 }

@@ -1,6 +1,7 @@
 import type { Subscription } from '../../contracts/subscriptions.ts';
 import type { Queryable } from '../shared/db.ts';
 import { lastPeriod, nextPeriodOnOrAfter } from './period-math.ts';
+import { scheduleSubscription } from './schedule-subscription.ts';
 import { assertCan, SUBSCRIPTION_TRANSITIONS } from './subscription-lifecycle.ts';
 import {
   endIfExhausted,
@@ -56,6 +57,8 @@ export async function transitionSubscription(
   if (transition === 'resume' && (await endIfExhausted(sql, organizationId, after, today))) {
     after = await getSubscriptionRowOrThrow(sql, organizationId, id);
   }
+  // The schedule follows the status: resume re-arms it, pause keeps only the end, cancel clears it.
+  await scheduleSubscription(sql, organizationId, after);
   return toSubscription(after, today);
 }
 

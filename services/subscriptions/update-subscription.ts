@@ -4,6 +4,7 @@ import type { Queryable } from '../shared/db.ts';
 import { DomainError } from '../shared/errors.ts';
 import { rebase, scheduleOf, type PeriodSchedule } from './period-math.ts';
 import { invalidEndDate } from './create-subscription.ts';
+import { scheduleSubscription } from './schedule-subscription.ts';
 import { assertCan } from './subscription-lifecycle.ts';
 import {
   endIfExhausted,
@@ -85,5 +86,6 @@ export async function updateSubscription(
   let after = await getSubscriptionRowOrThrow(sql, organizationId, id);
   await recordSubscriptionEvent(sql, organizationId, 'subscription.updated', after);
   if (await endIfExhausted(sql, organizationId, after, today)) after = await getSubscriptionRowOrThrow(sql, organizationId, id);
+  await scheduleSubscription(sql, organizationId, after);
   return toSubscription(after, today);
 }

@@ -17,7 +17,10 @@ import { listSubscriptionInvoices } from '../../../subscriptions/list-subscripti
 import { previewNextInvoice } from '../../../subscriptions/preview-next-invoice.ts';
 import { transitionSubscription } from '../../../subscriptions/transition-subscription.ts';
 import { updateSubscription } from '../../../subscriptions/update-subscription.ts';
-import { mutate } from '../../idempotency.ts';
+import { notDue, reservePeriodRun } from '../../../subscriptions/run-period.ts';
+import { finishIssueResponse, resumeIssue } from '../../../invoices/resume-issue.ts';
+import { WORK } from '../../../../contracts/workflows.ts';
+import { mutate, type MutationResult } from '../../idempotency.ts';
 import type { AppDeps } from '../../app.ts';
 
 const SubscriptionParams = Type.Object({ subscriptionId: Type.String({ description: 'Subscription id (UUID)' }) }, { additionalProperties: false });
@@ -25,7 +28,14 @@ const tags = ['Subscriptions'];
 type Params = { subscriptionId: string };
 
 export function subscriptionRoutes(app: FastifyInstance, deps: AppDeps): void {
-  const { db, keyring, clock } = deps;
+  const { db, keyring, clock, engine } = deps;
+
+  /**
+   * After a commit that may have made a period due (create, PATCH, resume): the schedule's wake-index row is then due,
+   * so it is poked at once; a lost poke only delays the run until the BusinessClock or the housekeeping loop wakes it.
+   */
+  const pokeIfDue = (org: string, s: { id: string; nextInvoiceDate: string | null }, today: string): Pick<MutationResult, 'afterCommit'> =>
+    engine && s.nextInvoiceDate !== null && s.nextInvoiceDate <= today ? { afterCommit: () => engine.poke(WORK.subscriptionSchedule(org, s.id)) } : {};
 
   app.get<{ Querystring: SubscriptionListQuery }>(
     '/subscriptions',
@@ -68,8 +78,9 @@ export function subscriptionRoutes(app: FastifyInstance, deps: AppDeps): void {
     (req, reply) =>
       mutate(deps, req, reply, async (tx) => {
         const org = req.auth.organizationId;
-        const subscription = await createSubscription(tx, org, req.body, await clock.today(org));
-        return { status: 201, data: subscription, location: `/v1/subscriptions/${subscription.id}` };
+        const today = await clock.today(org);
+        const subscription = await createSubscription(tx, org, req.body, today);
+        return { status: 201, data: subscription, location: `/v1/subscriptions/${subscription.id}`, ...pokeIfDue(org, subscription, today) };
       }),
   );
 
@@ -106,7 +117,9 @@ export function subscriptionRoutes(app: FastifyInstance, deps: AppDeps): void {
     (req, reply) =>
       mutate(deps, req, reply, async (tx) => {
         const org = req.auth.organizationId;
-        return { status: 200, data: await updateSubscription(tx, org, req.params.subscriptionId, req.body, await clock.today(org)) };
+        const today = await clock.today(org);
+        const subscription = await updateSubscription(tx, org, req.params.subscriptionId, req.body, today);
+        return { status: 200, data: subscription, ...pokeIfDue(org, subscription, today) };
       }),
   );
 
@@ -136,10 +149,47 @@ export function subscriptionRoutes(app: FastifyInstance, deps: AppDeps): void {
       (req, reply) =>
         mutate(deps, req, reply, async (tx) => {
           const org = req.auth.organizationId;
-          return { status: 200, data: await transitionSubscription(tx, org, req.params.subscriptionId, transition, await clock.today(org)) };
+          const today = await clock.today(org);
+          const subscription = await transitionSubscription(tx, org, req.params.subscriptionId, transition, today);
+          return { status: 200, data: subscription, ...(transition === 'resume' ? pokeIfDue(org, subscription, today) : {}) };
         }),
     );
   }
+
+  app.post<{ Params: Params }>(
+    '/subscriptions/:subscriptionId/run',
+    {
+      config: { scope: 'subscriptions:write', rateClass: 'document' },
+      schema: {
+        summary: "Invoice the subscription's next due period now",
+        description:
+          'Issues the oldest period that is due and has no invoice yet, exactly as the schedule would (issued on its start date, ' +
+          'or on the day of creation for a period that started before the subscription was created; due `dueDays` later; sent when ' +
+          '`autoSend` and the customer has an e-mail). 201 with the issued invoice, its `Location` and `meta.period: {start, end}`; ' +
+          '`subscription.invoiced` and the invoice\'s own events. One invoice per period: a run waits up to 10 s for another run of ' +
+          'the same subscription (the lease), then runs the next due period if one is left; nothing due is 422 ' +
+          '`subscription_not_due`, a lease held longer 409 `subscription_run_in_progress`, a paused or cancelled subscription 422 ' +
+          '`invalid_transition`. Counts against the document rate class.',
+        tags,
+        params: SubscriptionParams,
+        response: { 201: Envelope(Invoice) },
+      },
+    },
+    (req, reply) =>
+      mutate(deps, req, reply, async (tx, request) => {
+        const org = req.auth.organizationId;
+        // This key's earlier attempt reserved its period's invoice and did not finish: finish that one (resume-issue.ts).
+        const pending = await resumeIssue(tx, org, request);
+        if (pending !== undefined) return { status: 201, continueWith: () => finishIssueResponse(deps, pending) };
+        const run = await reservePeriodRun(tx, deps, org, req.params.subscriptionId, { idempotencyKey: request.key, requestHash: request.requestHash }, {
+          wait: true,
+          responseStatus: 201,
+        });
+        if (!run) throw notDue();
+        // Step 2 after the reservation (and its receipt) committed: the PDF, the issued invoice and the stored response.
+        return { status: 201, continueWith: () => finishIssueResponse(deps, run.invoiceId) };
+      }),
+  );
 
   app.get<{ Params: Params }>(
     '/subscriptions/:subscriptionId/next_invoice',
