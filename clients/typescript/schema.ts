@@ -1292,6 +1292,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/settlements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Payouts of card and MobilePay payments, newest first
+         * @description Computed from the payments: each business day's (Monday to Friday) card and MobilePay payments are paid out on the next business day, a weekend payment with the following Monday. Fees per payment, rounded half away from zero: card 1.45 % + 100 øre, MobilePay 1 %. `held` while the organisation is not verified; otherwise `pending` before the payout date and `paid` from it. `from`/`to` bound the payout date.
+         *
+         *     Requires scope `settlements:read`.
+         */
+        get: operations["listSettlements"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2148,6 +2170,36 @@ export interface components {
                 minDays: number;
             };
             verification: "unverified" | "pending" | "verified";
+        };
+        /** Settlement */
+        Settlement: {
+            /**
+             * Format: uuid
+             * @description Resource id (UUID)
+             */
+            id: string;
+            /**
+             * Format: date
+             * @description The business day the net amount is paid out
+             */
+            payoutDate: string;
+            /**
+             * Format: date
+             * @description First payment date covered
+             */
+            periodStart: string;
+            /**
+             * Format: date
+             * @description Last payment date covered (the business day settled)
+             */
+            periodEnd: string;
+            grossOere: number;
+            /** @description Sum of the per-payment fees, each rounded half away from zero */
+            feeOere: number;
+            /** @description grossOere − feeOere */
+            netOere: number;
+            paymentCount: number;
+            status: "pending" | "held" | "paid";
         };
         /** Subscription */
         Subscription: {
@@ -10587,6 +10639,105 @@ export interface operations {
                         data: components["schemas"]["Settings"];
                         /** @description Response metadata */
                         meta: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope: the key lacks the scope this operation requires */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: the id is unknown or belongs to another organisation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A business rule refused the request (see the error code) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: see Retry-After and RateLimit-* headers */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listSettlements: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1..200 */
+                limit?: number;
+                /** @description Opaque cursor from meta.nextCursor; anything else is 400 invalid_cursor */
+                cursor?: string;
+                /** @description Only payouts on or after this date */
+                from?: string;
+                /** @description Only payouts on or before this date */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Settlement"][];
+                        meta: {
+                            nextCursor: string | null;
+                        } & {
                             [key: string]: unknown;
                         };
                     };

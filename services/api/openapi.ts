@@ -103,6 +103,7 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'GET /v1/members': 'listMembers',
   'PATCH /v1/members/:userId': 'updateMemberRole',
   'GET /v1/settings': 'getSettings',
+  'GET /v1/settlements': 'listSettlements',
 };
 
 /** The `operationId` of a route, from the table above. */

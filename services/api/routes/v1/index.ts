@@ -22,6 +22,7 @@ import { subscriptionRoutes } from './subscriptions.ts';
 import { batchRoutes } from './batch.ts';
 import { memberRoutes } from './members.ts';
 import { settingsRoutes } from './settings.ts';
+import { settlementRoutes } from './settlements.ts';
 
 export function registerV1Routes(app: FastifyInstance, deps: AppDeps): void {
   discoveryRoutes(app);
@@ -46,4 +47,5 @@ export function registerV1Routes(app: FastifyInstance, deps: AppDeps): void {
   batchRoutes(app, deps);
   memberRoutes(app, deps);
   settingsRoutes(app, deps);
+  settlementRoutes(app, deps);
 }
