@@ -3,7 +3,7 @@
  * statement lives with its use case in services/ or its adapter in activities/. Every activity passes the activity
  * boundary (shared/activity-boundary.ts), so a business refusal is terminal and never retried.
  */
-import { WORK } from '../contracts/workflows.ts';
+import { WORK, dunningKey } from '../contracts/workflows.ts';
 import { markInvoiceMailUndeliverable, mailInvoice, recordInvoiceMail, type InvoiceMailDeps, type MailAttempt } from '../activities/invoices/deliver-invoice-mail.ts';
 import { purgeIdempotencyKeys } from '../activities/purge-idempotency.ts';
 import { deliverWebhook, fanOutAndDeliver, type WebhookActivityDeps } from '../activities/webhooks/webhook-activities.ts';
@@ -136,7 +136,11 @@ export function createActivities(
         { db, keyring: resources.keyring, pdf: resources.pdf, documents, mailDomain: config.mailFromAddress.split('@')[1]! },
         invoiceId,
       );
-      return { finished: done !== undefined, mail: done?.dispatchMail ?? false };
+      return {
+        finished: done !== undefined,
+        mail: done?.dispatchMail ?? false,
+        dunning: done?.dunningDue ? dunningKey(done.organizationId, done.invoiceId) : null,
+      };
     },
     mailInvoice: (invoiceId) => mailInvoice(mail, invoiceId),
     recordInvoiceMail: (invoiceId, attempt) => recordInvoiceMail(mail, invoiceId, attempt as MailAttempt),

@@ -14,7 +14,8 @@ export const INVOICE_ISSUE = WORKFLOW_SERVICES.InvoiceIssue;
 
 export interface InvoiceIssueActivities {
   /** Renders, stores and commits the reserved issue; `mail` when the request asked for a send that is now queued. */
-  finishInvoiceIssue(invoiceId: string): Promise<{ finished: boolean; mail: boolean }>;
+  /** `dunning`: the invoice's Dunning key when it was issued already past due (its dunning is due now). */
+  finishInvoiceIssue(invoiceId: string): Promise<{ finished: boolean; mail: boolean; dunning: string | null }>;
   parkWork(target: WorkTarget, error: string): Promise<boolean>;
 }
 
@@ -30,6 +31,7 @@ export function createInvoiceIssue(activities: InvoiceIssueActivities) {
         }
         // The send the request asked for goes to the mail workflow as a durable one-way call.
         if (result.value.mail) sendTo(ctx, { service: 'InvoiceMail', handler: 'deliver', key: ctx.key, input: null });
+        if (result.value.dunning) sendTo(ctx, { service: 'Dunning', handler: 'wake', key: result.value.dunning, input: null });
         return { finished: result.value.finished };
       },
     },

@@ -23,7 +23,7 @@ export const SUBSCRIPTION_SCHEDULE = WORKFLOW_SERVICES.SubscriptionSchedule;
 
 export interface SubscriptionScheduleActivities {
   runSubscriptionPeriod(organizationId: string, subscriptionId: string): Promise<ScheduledRun>;
-  finishInvoiceIssue(invoiceId: string): Promise<{ finished: boolean; mail: boolean }>;
+  finishInvoiceIssue(invoiceId: string): Promise<{ finished: boolean; mail: boolean; dunning: string | null }>;
   parkWork(target: WorkTarget, error: string): Promise<boolean>;
 }
 
@@ -52,6 +52,8 @@ export function createSubscriptionSchedule(activities: SubscriptionScheduleActiv
           // goes on regardless.
           const issued = await step(ctx, `issue-${i}`, () => activities.finishInvoiceIssue(r.invoiceId), 'finishIssue');
           if (issued.ok && issued.value.mail) sendTo(ctx, { service: 'InvoiceMail', handler: 'deliver', key: r.invoiceId, input: null });
+          // A period issued on a start date the clock has long passed may be past due already: its dunning starts now.
+          if (issued.ok && issued.value.dunning) sendTo(ctx, { service: 'Dunning', handler: 'wake', key: issued.value.dunning, input: null });
         }
         sendTo(ctx, { service: 'SubscriptionSchedule', handler: 'wake', key: ctx.key, input: null });
         return { periods: PERIODS_PER_WAKE, ended: 'continued' };

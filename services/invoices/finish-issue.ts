@@ -28,6 +28,11 @@ export interface FinishedIssue {
   location: string | null;
   /** A send was queued in the finishing transaction: hand it to the mail workflow after commit. */
   dispatchMail: boolean;
+  /**
+   * The invoice was issued with its due date already behind the business today: its dunning lifecycle (listed in the
+   * wake index at issue, due the day after the due date) is due now, so the caller pokes it after commit.
+   */
+  dunningDue: boolean;
 }
 
 interface Reservation {
@@ -112,7 +117,16 @@ export async function finishIssue(deps: FinishIssueDeps, invoiceId: string): Pro
     });
     if (!stored) throw new Error(`the Idempotency-Key of the issue of ${invoiceId} already has a response`);
     await tx`DELETE FROM invoice_issues WHERE invoice_id = ${invoiceId}`;
-    return { organizationId: org, invoiceId, status: reservation.response_status, body, location: reservation.response_location, dispatchMail };
+    const [late] = await tx<{ due: boolean }[]>`SELECT ${row.due_date}::date < business_today(${org}) AS due`;
+    return {
+      organizationId: org,
+      invoiceId,
+      status: reservation.response_status,
+      body,
+      location: reservation.response_location,
+      dispatchMail,
+      dunningDue: row.type === 'invoice' && late!.due,
+    };
   });
 }
 

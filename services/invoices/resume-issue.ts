@@ -2,6 +2,8 @@ import type { Queryable } from '../shared/db.ts';
 import { idempotencyConflict, inProgress } from '../idempotency/idempotency-errors.ts';
 import { findPendingIssue, finishIssue, type FinishIssueDeps } from './finish-issue.ts';
 import type { InvoiceMailDispatch } from './send-invoice.ts';
+import { WORK } from '../../contracts/workflows.ts';
+import type { EngineClient } from '../shared/engine-client.ts';
 
 /**
  * A retry that finds its earlier attempt's reservation this young is told to wait (409 idempotency_in_progress):
@@ -42,7 +44,7 @@ export interface FinishedIssueResponse {
  * Undefined when someone else finished it first: their stored response is then the answer.
  */
 export async function finishIssueResponse(
-  deps: FinishIssueDeps & { mailDispatch: InvoiceMailDispatch },
+  deps: FinishIssueDeps & { mailDispatch: InvoiceMailDispatch; engine?: Pick<EngineClient, 'poke'> | undefined },
   invoiceId: string,
 ): Promise<FinishedIssueResponse | undefined> {
   const done = await finishIssue(deps, invoiceId);
@@ -51,6 +53,14 @@ export async function finishIssueResponse(
     status: done.status,
     body: done.body,
     location: done.location,
-    ...(done.dispatchMail ? { afterCommit: () => deps.mailDispatch.dispatch(done.organizationId, done.invoiceId) } : {}),
+    ...(done.dispatchMail || (done.dunningDue && deps.engine)
+      ? {
+          afterCommit: async () => {
+            if (done.dispatchMail) await deps.mailDispatch.dispatch(done.organizationId, done.invoiceId);
+            // Issued already past due: its dunning is due now, not at the next clock advance or housekeeping pass.
+            if (done.dunningDue) await deps.engine?.poke(WORK.dunning(done.organizationId, done.invoiceId));
+          },
+        }
+      : {}),
   };
 }

@@ -98,7 +98,8 @@ export async function startScenario(opts: { orgName?: string; plan?: Plan } = {}
   const smtpUrl = `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`;
   const letterDir = mkdtempSync(join(tmpdir(), 'faktura-scenario-letters-'));
   const collectionsDir = mkdtempSync(join(tmpdir(), 'faktura-scenario-collections-'));
-  const silent = new Writable({ write: (_c, _e, cb) => cb() });
+  // SCENARIO_LOGS=1 shows the workflows endpoint's log on stderr, to see why durable work did not settle.
+  const silent = process.env.SCENARIO_LOGS ? process.stderr : new Writable({ write: (_c, _e, cb) => cb() });
   let endpoint: WorkflowsEndpoint | undefined;
   let relay: RunningRelay | undefined;
   let api: TestApp | undefined;

@@ -216,11 +216,21 @@ describe('workflow logic (fake activities, no servers)', () => {
     it('a finished issue that asked for mail hands the invoice to its InvoiceMail object', async () => {
       const engine = new FakeEngine();
       const finish = handlerOf<null, { finished: boolean }>(
-        createInvoiceIssue({ finishInvoiceIssue: async () => ({ finished: true, mail: true }), parkWork: async () => true }),
+        createInvoiceIssue({ finishInvoiceIssue: async () => ({ finished: true, mail: true, dunning: null }), parkWork: async () => true }),
         'finish',
       );
       assert.deepEqual(await finish(engine.context('inv-3')), { finished: true });
       assert.deepEqual(engine.sent.map((c) => [c.service, c.handler, c.key]), [['InvoiceMail', 'deliver', 'inv-3']]);
+    });
+
+    it('an issue finished with its due date already passed starts its dunning at once', async () => {
+      const engine = new FakeEngine();
+      const finish = handlerOf<null, { finished: boolean }>(
+        createInvoiceIssue({ finishInvoiceIssue: async () => ({ finished: true, mail: false, dunning: 'org-1:inv-4' }), parkWork: async () => true }),
+        'finish',
+      );
+      await finish(engine.context('inv-4'));
+      assert.deepEqual(engine.sent.map((c) => [c.service, c.handler, c.key]), [['Dunning', 'wake', 'org-1:inv-4']]);
     });
   });
 
