@@ -41,6 +41,38 @@ describe('scenario: subscriptions', function () {
     if (date > today) await s.advance(daysBetween(today, date));
   };
 
+  // First: the clock only moves forward, and this walk needs a 29 February still ahead (29 Feb 2028 on today's date).
+  it('yearly from 29 February over five years: 28 February in common years, 29 February again in the next leap year', async () => {
+    const today = await s.today();
+    let y = Number(today.slice(0, 4));
+    while (!(y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0)) || `${y}-02-29` <= today) y++;
+    const start = `${y}-02-29`;
+    const yearly = { unit: 'year', count: 1 } as const;
+    const sub = await create({ startDate: start, interval: yearly });
+    const starts = [start, `${y + 1}-02-28`, `${y + 2}-02-28`, `${y + 3}-02-28`, `${y + 4}-02-29`];
+    assert.deepEqual(starts, Array.from({ length: 5 }, (_, k) => addIntervals(start, yearly, k)));
+    const ends = [`${y + 1}-02-27`, `${y + 2}-02-27`, `${y + 3}-02-27`, `${y + 4}-02-28`, `${y + 5}-02-27`];
+    // Each start: nothing the day before, its invoice on the day.
+    for (const [k, d] of starts.entries()) {
+      await advanceTo(addDays(d, -1));
+      assert.equal((await invoicesOf(sub.id)).length, k, `before ${d}`);
+      await s.advance(1);
+      assert.equal((await invoicesOf(sub.id)).length, k + 1, `on ${d}`);
+    }
+    const invoices = await invoicesOf(sub.id);
+    assert.deepEqual(invoices.map((i) => [i.periodStart, i.periodEnd, i.issueDate, i.dueDate]), starts.map((d, k) => [d, ends[k], d, addDays(d, 10)]));
+    assert.deepEqual(invoices.map((i) => i.number), [...invoices.map((i) => i.number)].sort((a, b) => a - b));
+    const got = (await api('GET', `/v1/subscriptions/${sub.id}`)).body.data;
+    assert.equal(got.nextInvoiceDate, `${y + 5}-02-28`);
+    assert.equal(got.invoiceCount, 5);
+    assert.equal(got.periodsBehind, 0);
+    assert.deepEqual(
+      [got.latestInvoice.periodStart, got.latestInvoice.periodEnd, got.latestInvoice.issueDate],
+      [`${y + 4}-02-29`, `${y + 5}-02-27`, `${y + 4}-02-29`],
+    );
+    await api('POST', `/v1/subscriptions/${sub.id}/cancel`);
+  });
+
   it('monthly from the 31st for 14 months: starts clamp to the month end, one invoice per period on its own start date', async () => {
     const today = await s.today();
     const start = `${Number(today.slice(0, 4)) + 1}-01-31`;
@@ -129,6 +161,136 @@ describe('scenario: subscriptions', function () {
     const mails = s.mails().slice(before);
     assert.equal(mails.length, 2);
     for (const m of mails) assert.match(m, /bogholderi@post\.dk/);
+    await api('POST', `/v1/subscriptions/${sub.id}/cancel`);
+  });
+
+  it('weekly for six weeks: one invoice per week, each on its own start date, nothing in between', async () => {
+    const today = await s.today();
+    const start = addDays(today, 3);
+    const sub = await create({ startDate: start, interval: { unit: 'week', count: 1 } });
+    const starts = Array.from({ length: 6 }, (_, k) => addDays(start, 7 * k));
+    for (const [k, d] of starts.entries()) {
+      await advanceTo(addDays(d, -1));
+      assert.equal((await invoicesOf(sub.id)).length, k, `before ${d}`);
+      await s.advance(1);
+      assert.equal((await invoicesOf(sub.id)).length, k + 1, `on ${d}`);
+    }
+    // Two days into the sixth week: still six.
+    await s.advance(2);
+    const invoices = await invoicesOf(sub.id);
+    assert.deepEqual(
+      invoices.map((i) => [i.periodStart, i.periodEnd, i.issueDate, i.dueDate]),
+      starts.map((d) => [d, addDays(d, 6), d, addDays(d, 10)]),
+    );
+    assert.deepEqual(invoices.map((i) => i.number), [...invoices.map((i) => i.number)].sort((a, b) => a - b));
+    const got = (await api('GET', `/v1/subscriptions/${sub.id}`)).body.data;
+    assert.deepEqual([got.nextInvoiceDate, got.invoiceCount, got.periodsBehind], [addDays(start, 42), 6, 0]);
+    await api('POST', `/v1/subscriptions/${sub.id}/cancel`);
+  });
+
+  it('PATCH of the lines and of the interval mid-way: future periods only, the preview is the invoice then issued', async () => {
+    type Preview = { date: string; periodStart: string; periodEnd: string; lines: Record<string, unknown>[]; netOere: number; vatOere: number; grossOere: number };
+    type Full = { id: string; issueDate: string; periodStart: string; periodEnd: string; lines: Record<string, unknown>[]; netOere: number; vatOere: number; grossOere: number };
+    const preview = async (id: string) => {
+      const res = await api('GET', `/v1/subscriptions/${id}/next_invoice`);
+      assert.equal(res.status, 200, res.raw);
+      return res.body.data as Preview;
+    };
+    const full = async (id: string) => {
+      const res = await api('GET', `/v1/invoices/${id}`);
+      assert.equal(res.status, 200, res.raw);
+      return res.body.data as Full;
+    };
+    const allFull = async (subId: string) => {
+      const list = (await api('GET', `/v1/subscriptions/${subId}/invoices?limit=100`)).body.data as { id: string }[];
+      return Promise.all(list.reverse().map((i) => full(i.id)));
+    };
+    // The invoice as the preview describes it.
+    const asPreview = (inv: Full): Preview => ({
+      date: inv.issueDate,
+      periodStart: inv.periodStart,
+      periodEnd: inv.periodEnd,
+      lines: inv.lines.map((l) => ({
+        description: l.description,
+        quantity: l.quantity,
+        unitPriceOere: l.unitPriceOere,
+        vatRateBps: l.vatRateBps,
+        vatExemptionReason: l.vatExemptionReason,
+        netOere: l.netOere,
+        vatOere: l.vatOere,
+        grossOere: l.grossOere,
+      })),
+      netOere: inv.netOere,
+      vatOere: inv.vatOere,
+      grossOere: inv.grossOere,
+    });
+    // An issued invoice's content, without what the clock may change (its status once past due).
+    const strip = ({ status: _s, balanceOere: _b, ...rest }: Full & { status?: string; balanceOere?: number }) => rest;
+    const month = { unit: 'month', count: 1 } as const;
+    const today = await s.today();
+    const start = addDays(today, 2);
+    const sub = await create({ startDate: start, interval: month });
+
+    // Period 0 as created.
+    const p0 = await preview(sub.id);
+    await advanceTo(start);
+    let issued = await allFull(sub.id);
+    assert.equal(issued.length, 1);
+    assert.deepEqual(asPreview(issued[0]!), p0);
+    const first = issued[0]!;
+
+    // New lines from period 1 on; the period keeps its dates.
+    const newLines = [
+      { description: 'Server (stor)', quantity: 2, unitPriceOere: 15_000 },
+      { description: 'Backup', quantity: 1.5, unitPriceOere: 3_333, vatRateBps: 2500 },
+    ];
+    const patched = await api('PATCH', `/v1/subscriptions/${sub.id}`, { body: { lines: newLines } });
+    assert.equal(patched.status, 200, patched.raw);
+    assert.equal(patched.body.data.nextInvoiceDate, addIntervals(start, month, 1));
+    await s.settle();
+    const p1 = await preview(sub.id);
+    assert.deepEqual([p1.date, p1.periodStart, p1.periodEnd], [addIntervals(start, month, 1), addIntervals(start, month, 1), addDays(addIntervals(start, month, 2), -1)]);
+    assert.deepEqual(p1.lines.map((l) => l.description), ['Server (stor)', 'Backup']);
+    await advanceTo(p1.periodStart);
+    issued = await allFull(sub.id);
+    assert.equal(issued.length, 2);
+    assert.deepEqual(strip(issued[0]!), strip(first));
+    assert.deepEqual(asPreview(issued[1]!), p1);
+    const second = issued[1]!;
+
+    // Every two weeks from period 2 on: period 2 keeps its date, later periods follow the new interval from it.
+    const p2Start = addIntervals(start, month, 2);
+    const changed = await api('PATCH', `/v1/subscriptions/${sub.id}`, { body: { interval: { unit: 'week', count: 2 } } });
+    assert.equal(changed.status, 200, changed.raw);
+    assert.equal(changed.body.data.nextInvoiceDate, p2Start);
+    assert.deepEqual(changed.body.data.interval, { unit: 'week', count: 2 });
+    await s.settle();
+    const p2 = await preview(sub.id);
+    assert.deepEqual([p2.date, p2.periodStart, p2.periodEnd], [p2Start, p2Start, addDays(p2Start, 13)]);
+    assert.deepEqual(p2.lines, p1.lines);
+    await advanceTo(p2Start);
+    issued = await allFull(sub.id);
+    assert.equal(issued.length, 3);
+    assert.deepEqual(asPreview(issued[2]!), p2);
+    const p3 = await preview(sub.id);
+    assert.deepEqual([p3.date, p3.periodStart, p3.periodEnd], [addDays(p2Start, 14), addDays(p2Start, 14), addDays(p2Start, 27)]);
+    await advanceTo(addDays(p2Start, 28));
+    issued = await allFull(sub.id);
+    assert.deepEqual(
+      issued.map((i) => [i.periodStart, i.periodEnd, i.issueDate]),
+      [
+        [start, addDays(addIntervals(start, month, 1), -1), start],
+        [addIntervals(start, month, 1), addDays(p2Start, -1), addIntervals(start, month, 1)],
+        [p2Start, addDays(p2Start, 13), p2Start],
+        [addDays(p2Start, 14), addDays(p2Start, 27), addDays(p2Start, 14)],
+        [addDays(p2Start, 28), addDays(p2Start, 41), addDays(p2Start, 28)],
+      ],
+    );
+    assert.deepEqual(asPreview(issued[3]!), p3);
+    // What was issued before the changes is as it was.
+    assert.deepEqual(strip(issued[0]!), strip(first));
+    assert.deepEqual(strip(issued[1]!), strip(second));
+    assert.deepEqual(issued[0]!.lines.map((l) => l.description), ['Server']);
     await api('POST', `/v1/subscriptions/${sub.id}/cancel`);
   });
 });
