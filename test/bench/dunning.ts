@@ -103,7 +103,7 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const TICK_SEC = 0.01;
 
 /** utime + stime of one process, in ticks; undefined when it is gone. */
-function ticks(pid: number): number | undefined {
+export function ticks(pid: number): number | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -114,7 +114,7 @@ function ticks(pid: number): number | undefined {
 }
 
 /** Every live descendant of `root` (not `root` itself), from /proc's parent ids. */
-function descendants(root: number): number[] {
+export function descendants(root: number): number[] {
   const children = new Map<number, number[]>();
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
@@ -139,7 +139,7 @@ function descendants(root: number): number[] {
 }
 
 /** CPU seconds of a set of processes between two readings (a process that appeared meanwhile counts whole). */
-function cpuReading(pids: () => number[]): () => number {
+export function cpuReading(pids: () => number[]): () => number {
   const before = new Map<number, number>();
   for (const pid of pids()) before.set(pid, ticks(pid) ?? 0);
   return () => {
@@ -152,13 +152,13 @@ function cpuReading(pids: () => number[]): () => number {
   };
 }
 
-const median = (xs: number[]): number => {
+export const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   const mid = Math.floor(s.length / 2);
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 };
 
-interface PlanNode {
+export interface PlanNode {
   'Node Type': string;
   'Index Name'?: string;
   'Actual Rows'?: number;
@@ -169,7 +169,7 @@ interface PlanNode {
   Plans?: PlanNode[];
 }
 
-function findIndexScan(node: PlanNode): PlanNode | undefined {
+export function findIndexScan(node: PlanNode): PlanNode | undefined {
   if (node['Index Name']) return node;
   for (const child of node.Plans ?? []) {
     const found = findIndexScan(child);

@@ -20,6 +20,7 @@ import { measure, sustained, type CpuProbe, type LoadSpec, type Measurement, typ
 import { benchIssuing, formatIssuing, type IssuingFigures } from './issuing.ts';
 import { benchWebhooks, formatWebhooks, type WebhookFigures } from './webhooks.ts';
 import { benchDunning, formatDunning, type DunningFigures } from './dunning.ts';
+import { benchSubscriptions, formatSubscriptions, type SubscriptionFigures } from './subscriptions.ts';
 import { paymentRequest, seedPayments, type PaymentsSeed } from './payments.ts';
 import { CASE_CLAIMS, CASE_DEBTORS, caseBody } from './cases.ts';
 import type autocannon from 'autocannon';
@@ -38,8 +39,8 @@ function intEnv(name: string, dflt: number, min = 0): number {
   return n;
 }
 
-type RouteId = 'h' | 's' | 's50' | 'i' | 'c0' | 'p0' | 'get' | 'list' | 'post' | 'pay' | 'balance' | 'k0' | 'cases' | 'sustained' | 'issuing' | 'webhooks' | 'dunning';
-const ROUTE_IDS: readonly RouteId[] = ['h', 's', 's50', 'i', 'c0', 'p0', 'get', 'list', 'post', 'pay', 'balance', 'k0', 'cases', 'sustained', 'issuing', 'webhooks', 'dunning'];
+type RouteId = 'h' | 's' | 's50' | 'i' | 'c0' | 'p0' | 'get' | 'list' | 'post' | 'pay' | 'balance' | 'k0' | 'cases' | 'sustained' | 'issuing' | 'webhooks' | 'dunning' | 'subscriptions';
+const ROUTE_IDS: readonly RouteId[] = ['h', 's', 's50', 'i', 'c0', 'p0', 'get', 'list', 'post', 'pay', 'balance', 'k0', 'cases', 'sustained', 'issuing', 'webhooks', 'dunning', 'subscriptions'];
 /** Each diagnostic floor, the route it bounds and the baseline that route's target is measured against. */
 const FLOORS: readonly { route: RouteId; floor: RouteId; baseline: RouteId; what: string }[] = [
   { route: 'list', floor: 's50', baseline: 's', what: 'the same page query, mapped and serialised, without decryption, auth or response schema' },
@@ -683,6 +684,28 @@ async function main(): Promise<number> {
     console.log(formatDunning(dunning));
   }
 
+  // Subscriptions: a clock advance with nothing due among 100 000 active subscriptions, and 5 000 periods due at once
+  // against the API's issue with the workflows process's renderer settings; a database, restate-server and workflows
+  // process of its own.
+  let subscriptions: SubscriptionFigures | undefined;
+  if (wanted('subscriptions')) {
+    subscriptions = await benchSubscriptions(await database.sibling('subscriptions'), keyring, {
+      idleSubscriptions: intEnv('BENCH_SUBSCRIPTIONS_IDLE', 100_000, 1),
+      burstSubscriptions: intEnv('BENCH_SUBSCRIPTIONS_BURST', 5000, 1),
+      advances: intEnv('BENCH_DUNNING_ADVANCES', 3, 1),
+      concurrency: intEnv('BENCH_ISSUE_CONCURRENCY', 4, 1),
+      durationSec: settings.durationSec,
+      warmupSec: settings.warmupSec,
+      poolMax: settings.poolMax,
+      invocationsLimit: intEnv('BENCH_RESTATE_INVOCATIONS', 0),
+      masterKey,
+      profileDir,
+      log,
+    });
+    console.log('');
+    console.log(formatSubscriptions(subscriptions));
+  }
+
   const all: [string, Measurement][] = [];
   for (const [id, ms] of Object.entries(perRound)) for (const m of ms) all.push([id, m]);
   if (sustainedResult) all.push(['sustained', sustainedResult.overall]);
@@ -709,6 +732,7 @@ async function main(): Promise<number> {
     issuing,
     webhooks,
     dunning,
+    subscriptions,
     floors,
     sustained: sustainedResult ? { ...sustainedResult, windowSec: settings.windowSec, verdict } : undefined,
     invalid: [...new Set(invalid.map(([id]) => id))],
