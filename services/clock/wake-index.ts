@@ -49,14 +49,15 @@ export async function parkWake(sql: Queryable, target: Pick<WorkTarget, 'service
 export async function dueWakes(db: Db, organizationId: string, after: WakeRef | null, limit: number): Promise<WakeRef[]> {
   const rows = await db.read((sql) => sql<{ service: string; key: string; handler: string; due_at: string }[]>`
     SELECT service, key, handler, due_at::text AS due_at FROM wake_index
-    WHERE organization_id = ${organizationId} AND parked_at IS NULL AND due_at <= business_now(${organizationId})
-      ${after ? sql`AND (due_at, service, key) > (${after.dueAt}::text::timestamptz, ${after.service}, ${after.key})` : sql``}
+    WHERE organization_id = ${organizationId} AND parked_at IS NULL
+      AND (organization_id, due_at) <= (${organizationId}::uuid, business_now(${organizationId}))
+      ${after ? sql`AND (organization_id, due_at, service, key) > (${organizationId}::uuid, ${after.dueAt}::text::timestamptz, ${after.service}, ${after.key})` : sql``}
     ORDER BY organization_id, due_at, service, key
     LIMIT ${limit}`);
-  // The order names the organisation first (it is fixed here, so the rows come out the same): only the
-  // (organization_id, due_at, service, key) index gives it, so the planner never walks the due_at index through other
-  // organisations' rows that are due before this one's business now (a sandbox clock far ahead would make that all
-  // of them).
+  // The bounds and the order are written over (organization_id, due_at, …), the columns of the organisation's index:
+  // a row comparison is an index condition there and on no other index, so no plan (custom or generic) walks the
+  // due_at index through other organisations' rows that are due before this one's business now (a sandbox clock far
+  // ahead would make that all of them).
   // due_at travels as text both ways: a timestamptz parameter would go through a JavaScript Date and lose the
   // microseconds, and the page would start again at its own last row.
   return rows.map((r) => ({ service: r.service, key: r.key, handler: r.handler, dueAt: r.due_at }));

@@ -78,6 +78,27 @@ describe('wake index plans: 100 000 rows not yet due are not read', function () 
     assert.ok(plan.every((n) => (n['Rows Removed by Filter'] ?? 0) === 0), JSON.stringify(plan));
   });
 
+  for (const mode of ['force_custom_plan', 'force_generic_plan'] as const) {
+    it(`reads no other organisation's due rows with a ${mode === 'force_custom_plan' ? 'custom' : 'generic'} plan either`, async () => {
+      // B's 10 000 rows are due before A's business now: a plan on the due_at index alone would read them all.
+      await sql.unsafe(`SET plan_cache_mode = ${mode}`);
+      try {
+        seen.length = 0;
+        assert.equal((await dueWakes(db, A, null, 500)).length, 20);
+        const last = seen.findLast((q) => /FROM wake_index/.test(q.query))!;
+        await sql.unsafe(`PREPARE due_page AS ${last.query.replace(/\$(\d+)/g, (_m, n: string) => `$${n}`)}`);
+        const [row] = await sql.unsafe(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE due_page (${last.params.map((v) => `'${String(v)}'`).join(', ')})`);
+        const plan = nodes((row as unknown as { 'QUERY PLAN': [{ Plan: PlanNode }] })['QUERY PLAN'][0].Plan);
+        const scans = wakeScans(plan);
+        assert.deepEqual(scans.map((n) => n['Index Name']), ['wake_index_org_due'], JSON.stringify(plan.map((n) => [n['Node Type'], n['Index Name']])));
+        assert.equal(scans[0]!['Actual Rows'], 20);
+      } finally {
+        await sql.unsafe('DEALLOCATE ALL');
+        await sql.unsafe('RESET plan_cache_mode');
+      }
+    });
+  }
+
   it('pages through the due rows in (due_at, service, key) order without reading a page twice', async () => {
     const first = await dueWakes(db, A, null, 8);
     seen.length = 0;
