@@ -53,7 +53,7 @@ const FORM_BODY_LIMIT = 4 * 1024;
 const PROCESSING_REFRESH_S = 2;
 
 /** Query parameters whose values are harmless; every other value (a code, an e-mail, the session…) is masked. */
-const PAY_QUERY: QueryRules = { keep: new Set(['lang', 'declined']), placeholders: { session: '[session]' } };
+const PAY_QUERY: QueryRules = { keep: new Set(['lang', 'declined']), maskedAs: { session: '[session]' } };
 
 /**
  * Paths carry capabilities (link references, checkout tokens) and people type codes or addresses into them: logs

@@ -7,7 +7,7 @@
  *   shown by its name (`/p/:reference` logs `/p/[reference]`); without one (no route matched) every segment that is neither a UUID
  *   nor a word of one of the service's routes is `[redacted]`.
  * - Query values are kept only for names the service lists as harmless (`limit`, `lang`, …); every other value is
- *   `[redacted]` (or a placeholder of the service's choosing). Names are judged decoded, so `?e%6Dail=` is masked
+ *   `[redacted]` (or the text the service names in `maskedAs`). Names are judged decoded, so `?e%6Dail=` is masked
  *   like `?email=`.
  */
 
@@ -17,8 +17,8 @@ export const REDACTED = '[redacted]';
 export interface QueryRules {
   /** Query parameters whose values are harmless and logged as sent. */
   keep: ReadonlySet<string>;
-  /** Placeholders other than `[redacted]` for particular parameters' values. */
-  placeholders?: Readonly<Record<string, string>>;
+  /** What a masked value is written as, for parameters shown otherwise than `[redacted]` (the pay page's `session`). */
+  maskedAs?: Readonly<Record<string, string>>;
 }
 
 /** What is known of the request's route: the matched pattern, and the fixed words of all the service's routes. */
@@ -95,7 +95,7 @@ export function redactQuery(query: string, rules: QueryRules): string {
   }
   const parts: string[] = [];
   for (const [name, value] of params) {
-    const shown = rules.keep.has(name) ? encodeURIComponent(value) : (rules.placeholders?.[name] ?? REDACTED);
+    const shown = rules.keep.has(name) ? encodeURIComponent(value) : (rules.maskedAs?.[name] ?? REDACTED);
     parts.push(`${encodeURIComponent(name)}=${shown}`);
   }
   return parts.join('&');

@@ -83,6 +83,6 @@ describe('request logs', () => {
     assert.equal(redactPath('/v1/invoices/pdf/pdf', { route: '/v1/invoices/:invoiceId/pdf', words }), '/v1/invoices/pdf/pdf');
     assert.equal(redactPath(`/V1/${UUID.toUpperCase()}/pdf`, { words }), `/[redacted]/${UUID.toUpperCase()}/pdf`);
     assert.equal(redactRequestUrl('/a?limit=5&code=X&code=Y', { keep: new Set(['limit']) }), '/a?limit=5&code=[redacted]&code=[redacted]');
-    assert.equal(redactRequestUrl('/a?session=abc', { keep: new Set(), placeholders: { session: '[session]' } }), '/a?session=[session]');
+    assert.equal(redactRequestUrl('/a?session=abc', { keep: new Set(), maskedAs: { session: '[session]' } }), '/a?session=[session]');
   });
 });
