@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,6 +11,7 @@ import { createEngineClient } from '../../services/shared/engine-client.ts';
 import { sign } from '../../services/webhooks/signing.ts';
 import { call, createTestOrg, startTestApp, TEST_MASTER_KEY, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
 import { startTestRestate, type TestRestate } from '../helpers/restate.ts';
+import { startWorkerProcess, within } from '../helpers/worker-process.ts';
 
 /**
  * A collection case's hand-over survives a killed workflows process (docs/collections.md, "The hand-over": the
@@ -77,14 +78,6 @@ interface Worker {
   kill(): Promise<void>;
 }
 
-const within = <T>(what: string, p: Promise<T>, ms: number): Promise<T> => {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    p.finally(() => clearTimeout(timer)),
-    new Promise<never>((_r, reject) => (timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms))),
-  ]);
-};
-
 describe('a collection case hand-over survives a killed workflows process', function () {
   this.timeout(90_000);
   let restate: TestRestate;
@@ -105,46 +98,15 @@ describe('a collection case hand-over survives a killed workflows process', func
   });
 
   async function startWorker(port: number, fault?: Fault): Promise<Worker> {
-    const child = spawn(
-      process.execPath,
-      [
-        'test/workflows/fixtures/case-worker.ts',
-        process.env.TEST_DATABASE_URL!,
-        TEST_MASTER_KEY.toString('hex'),
-        restate.adminUrl,
-        partner.url,
-        partner.secret,
-        String(port),
-      ],
-      { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, CASE_FAULT: fault ?? '' } },
+    const w = await startWorkerProcess(
+      'test/workflows/fixtures/case-worker.ts',
+      [process.env.TEST_DATABASE_URL!, TEST_MASTER_KEY.toString('hex'), restate.adminUrl, partner.url, partner.secret, String(port)],
+      { CASE_FAULT: fault ?? '' },
+      workers,
     );
-    workers.add(child);
-    const exited = new Promise<void>((r) => child.once('exit', () => r()));
-    void exited.then(() => workers.delete(child));
-    let out = '';
-    const seen = (pattern: RegExp) =>
-      new Promise<RegExpExecArray>((resolve, reject) => {
-        const check = () => {
-          const m = pattern.exec(out);
-          if (m) resolve(m);
-        };
-        child.stdout.on('data', (d: Buffer) => {
-          out += d.toString();
-          check();
-        });
-        void exited.then(() => reject(new Error(`the worker exited (${child.exitCode ?? child.signalCode}) before printing ${pattern}`)));
-        check();
-      });
-    const stopped = seen(/stopped (\w+) ([0-9a-f-]{36})\n/).then((m) => ({ point: m[1]!, caseId: m[2]! }));
+    const stopped = w.stopped.then((s) => ({ point: s.point, caseId: s.id }));
     stopped.catch(() => {});
-    await within('the worker to register', seen(/^ready\n/m), 20_000);
-    return {
-      stopped,
-      async kill() {
-        child.kill('SIGKILL');
-        await exited;
-      },
-    };
+    return { ...w, stopped };
   }
 
   const caseRow = async (caseId: string) => {

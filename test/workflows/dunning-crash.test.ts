@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
@@ -11,6 +11,7 @@ import { createEngineClient } from '../../services/shared/engine-client.ts';
 import { call, createTestOrg, startTestApp, TEST_MASTER_KEY, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
 import { header, onlyLeaf, parseMime } from '../helpers/mime.ts';
 import { startTestRestate, type TestRestate } from '../helpers/restate.ts';
+import { startWorkerProcess, within } from '../helpers/worker-process.ts';
 
 /**
  * The dunning engine survives a killed workflows process (the issue's words: "kill the workflows process between the
@@ -77,15 +78,6 @@ interface Worker {
   kill(): Promise<void>;
 }
 
-/** Timeout for a promise that would otherwise hang the test without saying what it waited for. */
-const within = <T>(what: string, p: Promise<T>, ms: number): Promise<T> => {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    p.finally(() => clearTimeout(timer)),
-    new Promise<never>((_r, reject) => (timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms))),
-  ]);
-};
-
 const PAYMENT_TERMS_DAYS = 14;
 /** Past due + 17: the first two reminders of the default cadence (due + 7, due + 17) are due, the third not yet. */
 const ADVANCE_DAYS = PAYMENT_TERMS_DAYS + 18;
@@ -113,39 +105,10 @@ describe('dunning survives a killed workflows process', function () {
 
   /** Starts the workflows endpoint in a child process on `port` and waits until it is registered. */
   async function startWorker(port: number, fault?: Fault): Promise<Worker> {
-    const child = spawn(
-      process.execPath,
-      ['test/workflows/fixtures/dunning-worker.ts', process.env.TEST_DATABASE_URL!, TEST_MASTER_KEY.toString('hex'), restate.adminUrl, smtp.url, String(port)],
-      { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, DUNNING_FAULT: fault ?? '' } },
-    );
-    workers.add(child);
-    const exited = new Promise<void>((r) => child.once('exit', () => r()));
-    void exited.then(() => workers.delete(child));
-    let out = '';
-    const seen = (pattern: RegExp) =>
-      new Promise<RegExpExecArray>((resolve, reject) => {
-        const check = () => {
-          const m = pattern.exec(out);
-          if (m) resolve(m);
-        };
-        child.stdout.on('data', (d: Buffer) => {
-          out += d.toString();
-          check();
-        });
-        void exited.then(() => reject(new Error(`the worker exited (${child.exitCode ?? child.signalCode}) before printing ${pattern}`)));
-        check();
-      });
-    const stopped = seen(/stopped (\w+) ([0-9a-f-]{36})\n/).then((m) => ({ point: m[1]!, reminderId: m[2]! }));
+    const w = await startWorkerProcess('test/workflows/fixtures/dunning-worker.ts', [process.env.TEST_DATABASE_URL!, TEST_MASTER_KEY.toString('hex'), restate.adminUrl, smtp.url, String(port)], { DUNNING_FAULT: fault ?? '' }, workers);
+    const stopped = w.stopped.then((s) => ({ point: s.point, reminderId: s.id }));
     stopped.catch(() => {});
-    await within('the worker to register', seen(/^ready\n/m), 20_000);
-    return {
-      child,
-      stopped,
-      async kill() {
-        child.kill('SIGKILL');
-        await exited;
-      },
-    };
+    return { ...w, stopped };
   }
 
   let customers = 0;

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { freePort } from '../../deploy/local/ports.ts';
@@ -10,6 +10,7 @@ import { addDays } from '../../services/subscriptions/period-math.ts';
 import { call, createTestOrg, startTestApp, TEST_MASTER_KEY, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
 import { header, parseMime } from '../helpers/mime.ts';
 import { handOnLostWork, startTestRestate, type TestRestate } from '../helpers/restate.ts';
+import { startWorkerProcess, within } from '../helpers/worker-process.ts';
 
 /**
  * A subscription's schedule survives a killed workflows process (subscriptions.md, "The schedule": a crash between
@@ -63,14 +64,6 @@ interface Worker {
   kill(): Promise<void>;
 }
 
-const within = <T>(what: string, p: Promise<T>, ms: number): Promise<T> => {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    p.finally(() => clearTimeout(timer)),
-    new Promise<never>((_r, reject) => (timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms))),
-  ]);
-};
-
 /** Periods due after the advance: the start is tomorrow, the clock moves 15 days, so weeks 0, 1 and 2 have begun. */
 const ADVANCE_DAYS = 15;
 const PERIODS = 3;
@@ -96,38 +89,10 @@ describe('a subscription schedule survives a killed workflows process', function
   });
 
   async function startWorker(port: number, fault?: Fault): Promise<Worker> {
-    const child = spawn(
-      process.execPath,
-      ['test/workflows/fixtures/subscription-worker.ts', process.env.TEST_DATABASE_URL!, TEST_MASTER_KEY.toString('hex'), restate.adminUrl, smtp.url, String(port)],
-      { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, SUBSCRIPTION_FAULT: fault ?? '' } },
-    );
-    workers.add(child);
-    const exited = new Promise<void>((r) => child.once('exit', () => r()));
-    void exited.then(() => workers.delete(child));
-    let out = '';
-    const seen = (pattern: RegExp) =>
-      new Promise<RegExpExecArray>((resolve, reject) => {
-        const check = () => {
-          const m = pattern.exec(out);
-          if (m) resolve(m);
-        };
-        child.stdout.on('data', (d: Buffer) => {
-          out += d.toString();
-          check();
-        });
-        void exited.then(() => reject(new Error(`the worker exited (${child.exitCode ?? child.signalCode}) before printing ${pattern}`)));
-        check();
-      });
-    const stopped = seen(/stopped (\w+) ([0-9a-f-]{36})\n/).then((m) => ({ point: m[1]!, invoiceId: m[2]! }));
+    const w = await startWorkerProcess('test/workflows/fixtures/subscription-worker.ts', [process.env.TEST_DATABASE_URL!, TEST_MASTER_KEY.toString('hex'), restate.adminUrl, smtp.url, String(port)], { SUBSCRIPTION_FAULT: fault ?? '' }, workers);
+    const stopped = w.stopped.then((s) => ({ point: s.point, invoiceId: s.id }));
     stopped.catch(() => {});
-    await within('the worker to register', seen(/^ready\n/m), 20_000);
-    return {
-      stopped,
-      async kill() {
-        child.kill('SIGKILL');
-        await exited;
-      },
-    };
+    return { ...w, stopped };
   }
 
   interface Story {
