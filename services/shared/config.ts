@@ -52,6 +52,18 @@ export interface Config {
   collectionPartnerUrl: string | undefined;
   /** COLLECTION_PARTNER_SECRET: the Standard Webhooks secret (`whsec_…`) the hand-over is signed with; a secret, never logged. */
   collectionPartnerSecret: string | undefined;
+  /**
+   * DNS_SERVERS: comma-separated `host` or `host:port` resolvers used for the payment-domain TXT check and the portal's
+   * custom-domain CNAME check (node:dns Resolver); unset: the system's resolvers.
+   */
+  dnsServers: string[] | undefined;
+  /** PORTAL_CNAME_TARGET: the host name a portal custom domain must be a CNAME to (POST /v1/customer-portal/verify-domain). */
+  portalCnameTarget: string;
+  /**
+   * PORTAL_BASE_DOMAIN: the portal is served at `<subdomain>.<PORTAL_BASE_DOMAIN>`; unset, it is served locally at
+   * `<PAY_BASE_URL>/portal/<subdomain>`.
+   */
+  portalBaseDomain: string | undefined;
 }
 
 const int = (name: string, raw: string | undefined, dflt: number): number => {
@@ -171,7 +183,33 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowLoopback: allowLoopback(env),
     ...letterApi(env),
     ...collectionPartner(env),
+    dnsServers: dnsServers(env.DNS_SERVERS),
+    portalCnameTarget: hostName('PORTAL_CNAME_TARGET', env.PORTAL_CNAME_TARGET) ?? 'portal.faktura.invalid',
+    portalBaseDomain: hostName('PORTAL_BASE_DOMAIN', env.PORTAL_BASE_DOMAIN),
   };
+}
+
+/** A DNS host name with at least one dot, lower-cased; unset or empty: undefined. */
+function hostName(name: string, raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  const v = raw.trim().toLowerCase().replace(/\.$/, '');
+  if (!/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$/.test(v)) {
+    throw new Error(`${name} must be a DNS host name with at least one dot, got "${raw}"`);
+  }
+  return v;
+}
+
+/** DNS_SERVERS: `host` or `host:port` items (IPv6 as `[addr]:port`), as node:dns Resolver.setServers takes them. */
+function dnsServers(raw: string | undefined): string[] | undefined {
+  if (!raw) return undefined;
+  const items = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  if (items.length === 0) return undefined;
+  for (const item of items) {
+    if (!/^(\d{1,3}(\.\d{1,3}){3}(:\d{1,5})?|\[[0-9a-fA-F:]+\](:\d{1,5})?|[0-9a-fA-F:]+)$/.test(item)) {
+      throw new Error(`DNS_SERVERS must be comma-separated IP addresses with optional ports, got "${item}"`);
+    }
+  }
+  return items;
 }
 
 /** A listening host as a URL host a local client can call: the wildcards become loopback, IPv6 gets its brackets. */
