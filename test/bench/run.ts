@@ -39,8 +39,8 @@ function intEnv(name: string, dflt: number, min = 0): number {
   return n;
 }
 
-type RouteId = 'h' | 's' | 's50' | 'i' | 'c0' | 'p0' | 'get' | 'list' | 'post' | 'pay' | 'balance' | 'k0' | 'cases' | 'sustained' | 'issuing' | 'webhooks' | 'dunning' | 'subscriptions';
-const ROUTE_IDS: readonly RouteId[] = ['h', 's', 's50', 'i', 'c0', 'p0', 'get', 'list', 'post', 'pay', 'balance', 'k0', 'cases', 'sustained', 'issuing', 'webhooks', 'dunning', 'subscriptions'];
+type RouteId = 'h' | 's' | 's50' | 'i' | 'c0' | 'p0' | 'get' | 'list' | 'post' | 'pay' | 'balance' | 'k0' | 'cases' | 'batch' | 'sustained' | 'issuing' | 'webhooks' | 'dunning' | 'subscriptions';
+const ROUTE_IDS: readonly RouteId[] = ['h', 's', 's50', 'i', 'c0', 'p0', 'get', 'list', 'post', 'pay', 'balance', 'k0', 'cases', 'batch', 'sustained', 'issuing', 'webhooks', 'dunning', 'subscriptions'];
 /** Each diagnostic floor, the route it bounds and the baseline that route's target is measured against. */
 const FLOORS: readonly { route: RouteId; floor: RouteId; baseline: RouteId; what: string }[] = [
   { route: 'list', floor: 's50', baseline: 's', what: 'the same page query, mapped and serialised, without decryption, auth or response schema' },
@@ -63,6 +63,9 @@ const settings = {
   /** Rounds through all routes; figures are medians over rounds. More than one helps on a busy machine. */
   rounds: intEnv('BENCH_ROUNDS', 1, 1),
   customers: intEnv('BENCH_CUSTOMERS', 1000, 60),
+  /** Operations per POST /v1/batch (the decided maximum) and the connections sending batches at once. */
+  batchSize: intEnv('BENCH_BATCH_SIZE', 100, 1),
+  batchConnections: intEnv('BENCH_BATCH_CONNECTIONS', 10, 1),
   /** The long-history customer whose balance is read, and the open invoices payments are registered on. */
   balanceInvoices: intEnv('BENCH_BALANCE_INVOICES', 10_000, 100),
   payInvoices: intEnv('BENCH_PAY_INVOICES', 2000, 10),
@@ -82,8 +85,12 @@ const settings = {
 };
 for (const id of settings.only) if (!ROUTE_IDS.includes(id)) throw new Error(`BENCH_ONLY: unknown "${id}"; use ${ROUTE_IDS.join(',')}`);
 const wanted = (id: RouteId): boolean =>
-  // The cases stage is the route and its floor, measured in the same run: `cases` selects both.
-  (settings.only.length === 0 || settings.only.includes(id) || (id === 'k0' && settings.only.includes('cases'))) &&
+  // The cases stage is the route and its floor, measured in the same run: `cases` selects both; `batch` selects the
+  // single POST /v1/customers it is measured against.
+  (settings.only.length === 0 ||
+    settings.only.includes(id) ||
+    (id === 'k0' && settings.only.includes('cases')) ||
+    (id === 'post' && settings.only.includes('batch'))) &&
   (id !== 'sustained' || settings.sustainedSec > 0);
 
 const now = new Date();
@@ -293,6 +300,13 @@ async function main(): Promise<number> {
     const n = ++casesPosted;
     return { key: `bench-case-${runId}-${n}`, body: JSON.stringify(caseBody(runId, n)) };
   };
+  // Batches: BENCH_BATCH_SIZE customer.create operations each, new customers under one new Idempotency-Key per batch.
+  let batches = 0;
+  const nextBatch = () => {
+    const n = ++batches;
+    const operations = Array.from({ length: settings.batchSize }, () => ({ op: 'customer.create', params: JSON.parse(nextPostBody().body) as unknown }));
+    return { key: `bench-batch-${runId}-${n}`, body: JSON.stringify({ operations }) };
+  };
   const casePost = (path: string, headers: Record<string, string>) => (req: autocannon.Request) => {
     const { key, body } = nextCase();
     return { ...req, path, headers: { ...req.headers, ...headers, 'idempotency-key': key }, body };
@@ -499,6 +513,29 @@ async function main(): Promise<number> {
       },
       load: (port) => spec(port, '/v1/cases', { method: 'POST', headers: { ...auth, ...json }, setupRequest: casePost('/v1/cases', {}) }),
     },
+    {
+      id: 'batch',
+      label: `POST /v1/batch (${settings.batchSize} × customer.create, ${settings.batchConnections} connections)`,
+      server: 'app',
+      check: async (base) => {
+        const first = nextBatch();
+        const headers = { ...auth, ...json, 'idempotency-key': first.key };
+        await check('POST /v1/batch', `${base}/v1/batch`, { method: 'POST', headers, body: first.body }, 200, (b) => {
+          const results = (b as { data?: { results?: { status?: number; data?: { email?: string } }[] } }).data?.results;
+          return results?.length === settings.batchSize && results.every((r) => r.status === 201 && typeof r.data?.email === 'string');
+        });
+      },
+      load: (port) =>
+        spec(port, '/v1/batch', {
+          method: 'POST',
+          headers: { ...auth, ...json },
+          connections: settings.batchConnections,
+          setupRequest: (req) => {
+            const { key, body } = nextBatch();
+            return { ...req, headers: { ...req.headers, 'idempotency-key': key }, body };
+          },
+        }),
+    },
   ];
   const selected = routes.filter((r) => wanted(r.id));
 
@@ -543,11 +580,14 @@ async function main(): Promise<number> {
     { route: 'pay', baseline: 'i', minRatio: 0.5 },
     // Against its floor measured in the same run (README, "Collection cases").
     { route: 'cases', baseline: 'k0', minRatio: 0.7 },
-  ].map((t) => {
+    // Operations per second through POST /v1/batch against single POST /v1/customers calls per second: a batch must
+    // never be slower than the calls it replaces.
+    { route: 'batch', baseline: 'post', minRatio: 1.0, perRequest: settings.batchSize },
+  ].map(({ perRequest = 1, ...t }) => {
     const r = perRound[t.route as RouteId];
     const b = perRound[t.baseline as RouteId];
     // Each round's ratio compares two runs minutes apart at most; the median of those resists drifting load.
-    const ratios = r && b ? r.map((m, i) => m.requestsPerSec / b[i]!.requestsPerSec) : [];
+    const ratios = r && b ? r.map((m, i) => (m.requestsPerSec * perRequest) / b[i]!.requestsPerSec) : [];
     const ratio = ratios.length ? Math.round(median(ratios) * 1000) / 1000 : undefined;
     return { ...t, ratio, roundRatios: ratios.map((x) => Math.round(x * 1000) / 1000), pass: ratio === undefined ? undefined : ratio >= t.minRatio };
   });
@@ -589,6 +629,14 @@ async function main(): Promise<number> {
     console.log(
       `cases: POST /v1/cases ${results.cases.requestsPerSec.toFixed(1)} req/s, floor K0 ${results.k0.requestsPerSec.toFixed(1)} req/s, ` +
         `ratio ${casesTarget.ratio!.toFixed(2)}, target >= ${casesTarget.minRatio}: ${casesTarget.pass ? 'PASS' : 'FAIL'}`,
+    );
+  }
+  const batchTarget = targets.find((t) => t.route === 'batch')!;
+  if (results.batch && results.post) {
+    console.log(
+      `batch: ${(results.batch.requestsPerSec * settings.batchSize).toFixed(0)} customer.create operations/s in batches of ${settings.batchSize}, ` +
+        `single POST /v1/customers ${results.post.requestsPerSec.toFixed(0)} req/s, ratio ${batchTarget.ratio!.toFixed(2)}, ` +
+        `target >= ${batchTarget.minRatio}: ${batchTarget.pass ? 'PASS' : 'FAIL'}`,
     );
   }
   // A latency target, not a ratio: the balance read at a fixed offered load (median p99 over rounds).
