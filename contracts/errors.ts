@@ -89,6 +89,8 @@ export const ErrorStatus = {
   unknown_role: 422,
   /** PATCH /v1/members/{userId}: the organisation's last admin cannot lose the admin role. */
   last_admin: 422,
+  /** PUT /v1/branding/logo: the data is not a valid image of its `mime`, or exceeds 512 KiB or 4000 × 4000 pixels. */
+  logo_invalid: 422,
   rate_limited: 429,
   internal_error: 500,
   service_unavailable: 503,

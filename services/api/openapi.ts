@@ -103,7 +103,13 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'GET /v1/members': 'listMembers',
   'PATCH /v1/members/:userId': 'updateMemberRole',
   'GET /v1/settings': 'getSettings',
+  'GET /v1/branding': 'getBranding',
+  'PUT /v1/branding/logo': 'uploadLogo',
+  'DELETE /v1/branding/logo': 'deleteLogo',
   'GET /v1/settlements': 'listSettlements',
+  'POST /v1/verification-sessions': 'createVerificationSession',
+  'POST /v1/card-setup-sessions': 'createCardSetupSession',
+  'POST /v1/accounting-connections': 'createAccountingConnection',
 };
 
 /** The `operationId` of a route, from the table above. */

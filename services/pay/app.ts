@@ -13,6 +13,7 @@ import { LookupLimiter, type LookupLimits } from './lookup-limiter.ts';
 import { PAY_CSS, renderPage, type LayoutInput } from './pages.ts';
 import { formatOere } from '../shared/money.ts';
 import { formatDate, pickLanguage, TEXTS, type Language } from './texts.ts';
+import { registerStartLinkPages } from './start-link-pages.ts';
 
 /**
  * The hosted pay page (spec 2.5, rule 1.11): a Fastify service of its own, apart from the API. It has no API keys
@@ -315,6 +316,8 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
   });
 
   deps.providerRoutes?.(app);
+  // The test provider's pages of the start links (verification, card setup, accounting connection).
+  if (deps.providerRoutes) registerStartLinkPages(app, deps.db);
 
   app.setNotFoundHandler((req, reply) => {
     if (req.url.startsWith('/callbacks/')) return callbackError(reply, 404, 'route_not_found', 'No such callback.');

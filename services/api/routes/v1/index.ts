@@ -22,7 +22,9 @@ import { subscriptionRoutes } from './subscriptions.ts';
 import { batchRoutes } from './batch.ts';
 import { memberRoutes } from './members.ts';
 import { settingsRoutes } from './settings.ts';
+import { brandingRoutes } from './branding.ts';
 import { settlementRoutes } from './settlements.ts';
+import { startLinkRoutes } from './start-links.ts';
 
 export function registerV1Routes(app: FastifyInstance, deps: AppDeps): void {
   discoveryRoutes(app);
@@ -47,5 +49,7 @@ export function registerV1Routes(app: FastifyInstance, deps: AppDeps): void {
   batchRoutes(app, deps);
   memberRoutes(app, deps);
   settingsRoutes(app, deps);
+  brandingRoutes(app, deps);
   settlementRoutes(app, deps);
+  startLinkRoutes(app, deps);
 }

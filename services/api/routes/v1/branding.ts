@@ -1,0 +1,86 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { Envelope } from '../../../../contracts/common.ts';
+import { Branding, LOGO_BODY_LIMIT, LogoDeleteQuery, LogoUpload } from '../../../../contracts/branding.ts';
+import { checkLogo } from '../../../branding/check-logo.ts';
+import { getBranding } from '../../../branding/get-branding.ts';
+import { removeLogo } from '../../../branding/remove-logo.ts';
+import { saveLogo } from '../../../branding/save-logo.ts';
+import { mutate } from '../../idempotency.ts';
+import type { AppDeps } from '../../app.ts';
+
+const tags = ['Branding'];
+
+export function brandingRoutes(app: FastifyInstance, deps: AppDeps): void {
+  const { db } = deps;
+
+  app.get(
+    '/branding',
+    {
+      config: { scope: 'settings:read' },
+      schema: {
+        summary: "The organisation's logos",
+        description: 'The current `light` and `dark` logo (null when there is none), each with its type, size in bytes, SHA-256 and pixel size.',
+        tags,
+        response: { 200: Envelope(Branding) },
+      },
+    },
+    async (req) => ({ data: await db.read((sql) => getBranding(sql, req.auth.organizationId)), meta: {} }),
+  );
+
+  app.put<{ Body: LogoUpload }>(
+    '/branding/logo',
+    {
+      config: { scope: 'settings:write' },
+      // 1 MiB, refused as 413 payload_too_large before the body is read or parsed.
+      bodyLimit: LOGO_BODY_LIMIT,
+      schema: {
+        summary: 'Upload a logo',
+        description:
+          'Sets the `light` (default) or `dark` logo. `data` is the image in base64; decoded it must be a complete image of the ' +
+          'type `mime` names, at most 512 KiB and 4000 × 4000 pixels, else 422 `logo_invalid` with the reason. An SVG must be ' +
+          'well-formed XML and is stored sanitised (no scripts, event attributes, external references or `foreignObject`): ' +
+          '`sha256` and `bytes` describe the sanitised image. The light logo is printed on invoices, credit notes, reminders and ' +
+          'receipts issued from now on (issued documents keep theirs) and shown on the pay page. Body at most 1 MiB.',
+        tags,
+        body: LogoUpload,
+        response: { 200: Envelope(Branding) },
+      },
+    },
+    async (req, reply) => {
+      const org = req.auth.organizationId;
+      // The image is decoded and checked before any transaction opens (it is CPU work on up to 16 megapixels). A
+      // refusal is thrown inside the mutation, so it is answered in the idempotency order like any other 422: a key
+      // already used for another request is 409, and the refusal is stored under the key.
+      const checked = await checkLogo(req.body.data, req.body.mime).then(
+        (logo) => ({ logo }),
+        (error: unknown) => ({ error }),
+      );
+      return mutate(deps, req, reply, async (tx) => {
+        if ('error' in checked) throw checked.error;
+        return { status: 200, data: await saveLogo(tx, org, req.body.variant ?? 'light', checked.logo) };
+      });
+    },
+  );
+
+  app.delete<{ Querystring: LogoDeleteQuery }>(
+    '/branding/logo',
+    {
+      config: { scope: 'settings:write' },
+      schema: {
+        summary: 'Remove a logo',
+        description:
+          'Removes the `light` (default) or `dark` logo: 204, also when there was none. Documents already issued keep the logo ' +
+          'they were issued with.',
+        tags,
+        querystring: LogoDeleteQuery,
+        response: { 204: Type.Null({ description: 'Removed, or there was none' }) },
+      },
+    },
+    (req, reply) =>
+      mutate(deps, req, reply, async (tx) => {
+        await removeLogo(tx, req.auth.organizationId, req.query.variant ?? 'light');
+        return { status: 204 };
+      }),
+  );
+}
