@@ -89,6 +89,16 @@ export const ErrorStatus = {
   unknown_role: 422,
   /** PATCH /v1/members/{userId}: the organisation's last admin cannot lose the admin role. */
   last_admin: 422,
+  /** PUT /v1/payment-domain, PATCH /v1/customer-portal: the domain is not a DNS host name with at least one dot. */
+  invalid_domain: 422,
+  /** POST /v1/payment-domain/verify with no payment domain set. */
+  payment_domain_missing: 422,
+  /** PATCH /v1/customer-portal: another organisation's portal has the subdomain. */
+  subdomain_taken: 409,
+  /** PATCH /v1/customer-portal: `active: true` while the portal has no subdomain. */
+  portal_subdomain_required: 422,
+  /** POST /v1/customer-portal/verify-domain with no custom domain set. */
+  portal_custom_domain_missing: 422,
   /** PUT /v1/branding/logo: the data is not a valid image of its `mime`, or exceeds 512 KiB or 4000 × 4000 pixels. */
   logo_invalid: 422,
   rate_limited: 429,

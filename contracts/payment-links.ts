@@ -5,7 +5,7 @@ import { Uuid } from './common.ts';
 export const PaymentLink = Type.Object(
   {
     invoiceId: Uuid,
-    url: Type.String({ format: 'uri', description: 'The hosted pay page of this invoice: the pay base URL plus /p/{reference}' }),
+    url: Type.String({ format: 'uri', description: 'The hosted pay page of this invoice: https://{payment domain}/{reference} once the organisation\'s payment domain is verified (GET /v1/payment-domain), else the pay base URL plus /p/{reference}' }),
     reference: Type.String({ pattern: '^[0-9a-f]{32}$', description: '128 random bits as 32 lowercase hex characters; the link\'s path' }),
     paymentCode: Type.String({
       pattern: '^[0-9A-HJKMNP-TV-Z]{4}-[0-9A-HJKMNP-TV-Z]{4}$',

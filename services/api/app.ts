@@ -10,6 +10,7 @@ import type { ReceiptDispatch } from '../payments/receipt-dispatch.ts';
 import type { Wakeups } from '../clock/wakeups.ts';
 import type { EngineClient } from '../shared/engine-client.ts';
 import type { Resolver } from '../webhooks/url-policy.ts';
+import type { DomainSettings } from '../domains/domain-settings.ts';
 import { trackingRoutes } from './routes/tracking.ts';
 import { DomainError } from '../shared/errors.ts';
 import { redactRequestUrl, RouteWords, type RouteHint } from '../shared/log-redaction.ts';
@@ -73,6 +74,8 @@ export interface AppDeps {
    * document and mail). Without it the housekeeping loop pokes it within a minute or two.
    */
   engine?: Pick<EngineClient, 'poke'>;
+  /** DNS checks and portal addresses of the payment-domain and customer-portal routes; default: system resolvers, no base domain. */
+  domains?: DomainSettings;
   /** Test-only: runs after each operation of a POST /v1/batch (a test throws here to crash a batch midway). */
   afterBatchOperation?: (index: number) => void | Promise<void>;
 }

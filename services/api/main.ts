@@ -27,6 +27,7 @@ const noMailEngine: InvoiceMailDispatch = {
 };
 import { ApiKeyCache, listenForKeyChanges } from './plugins/auth.ts';
 import type { ReadinessProbe } from './routes/health.ts';
+import { domainSettings } from '../domains/domain-settings.ts';
 
 /** The service the workflows endpoint registers; Restate is ready for the API once it routes to it. */
 const REQUIRED_RESTATE_SERVICE = 'Housekeeping';
@@ -79,6 +80,9 @@ type ApiConfig = Pick<
   | 'payHost'
   | 'payPort'
   | 'publicApiUrl'
+  | 'dnsServers'
+  | 'portalCnameTarget'
+  | 'portalBaseDomain'
 >;
 
 export async function startApi(config: ApiConfig, opts: StartApiOptions = {}): Promise<RunningApi> {
@@ -110,6 +114,7 @@ export async function startApi(config: ApiConfig, opts: StartApiOptions = {}): P
       webhooks: { allowLoopback: config.webhookAllowLoopback },
       payBaseUrl: payBaseUrl(config),
       publicApiUrl: config.publicApiUrl,
+      domains: domainSettings(config),
       ...(config.restateIngressUrl ? { receiptDispatch: createRestateReceiptDispatch(config.restateIngressUrl) } : {}),
       ...(config.restateIngressUrl ? { engine: createEngineClient(config.restateIngressUrl) } : {}),
       onReminderSettingsChanged: (org) => replanDunning(db, config.restateIngressUrl ? createRestateWakeups(config.restateIngressUrl) : undefined, org),

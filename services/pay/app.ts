@@ -13,6 +13,7 @@ import { LookupLimiter, type LookupLimits } from './lookup-limiter.ts';
 import { PAY_CSS, renderPage, type LayoutInput } from './pages.ts';
 import { formatOere } from '../shared/money.ts';
 import { formatDate, pickLanguage, TEXTS, type Language } from './texts.ts';
+import { servePaymentDomainLinks } from './payment-domain-host.ts';
 import { registerStartLinkPages } from './start-link-pages.ts';
 
 /**
@@ -126,6 +127,9 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
     reply.header('Request-Id', req.id);
     done();
   });
+
+  // `https://<verified payment domain>/<reference>` leads to the invoice's pay page.
+  servePaymentDomainLinks(app, deps.db);
 
   app.addHook('onResponse', (req, reply, done) => {
     req.log.info({ req, res: reply, responseTime: Math.round(reply.elapsedTime * 10) / 10 }, 'request completed');

@@ -49,12 +49,29 @@ interface LinkRow {
   created_at: Date;
 }
 
+/**
+ * A link's address: on the organisation's verified payment domain `https://<domain>/<reference>` (the pay service
+ * answers that path for the domain's Host, services/pay/payment-domain-host.ts), else the pay service's own
+ * `<pay base URL>/p/<reference>`. Only a verified domain counts: one that is set but unverified or failed changes
+ * nothing, so a link never points at a name that does not lead to the pay page.
+ */
+export function paymentLinkUrl(reference: string, payBaseUrl: string, verifiedDomain: string | null): string {
+  return verifiedDomain ? `https://${verifiedDomain}/${reference}` : `${payBaseUrl.replace(/\/+$/, '')}/p/${reference}`;
+}
+
+/** The organisation's verified payment domain, or null (migration 024, payment_domains). */
+export async function findVerifiedPaymentDomain(sql: Queryable, organizationId: string): Promise<string | null> {
+  const [row] = await sql<{ domain: string }[]>`
+    SELECT domain FROM payment_domains WHERE organization_id = ${organizationId} AND status = 'verified'`;
+  return row?.domain ?? null;
+}
+
 const LINK_COLUMNS = ['invoice_id', 'organization_id', 'reference', 'payment_code', 'created_at'] as const;
 
-export function toPaymentLink(row: LinkRow, payBaseUrl: string): PaymentLink {
+export function toPaymentLink(row: LinkRow, payBaseUrl: string, verifiedDomain: string | null): PaymentLink {
   return {
     invoiceId: row.invoice_id,
-    url: `${payBaseUrl.replace(/\/+$/, '')}/p/${row.reference}`,
+    url: paymentLinkUrl(row.reference, payBaseUrl, verifiedDomain),
     reference: row.reference,
     paymentCode: formatPaymentCode(row.payment_code),
     createdAt: row.created_at.toISOString(),
@@ -72,11 +89,12 @@ export async function getOrCreatePaymentLink(sql: Queryable, organizationId: str
   if (!isIssued(invoice.status)) {
     throw new DomainError('invoice_not_issued', 'A draft has no payment link; issue the invoice first.');
   }
+  const domain = await findVerifiedPaymentDomain(sql, organizationId);
   for (let attempt = 0; attempt < 5; attempt++) {
     const [existing] = await sql<LinkRow[]>`
       SELECT ${sql(LINK_COLUMNS)} FROM payment_links
       WHERE organization_id = ${organizationId} AND invoice_id = ${invoice.id}`;
-    if (existing) return toPaymentLink(existing, payBaseUrl);
+    if (existing) return toPaymentLink(existing, payBaseUrl, domain);
     // No conflict target: a concurrent first request for this invoice wins (we then read its link), and so does a
     // code already taken by another invoice (we then draw again).
     const [created] = await sql<LinkRow[]>`
@@ -84,7 +102,7 @@ export async function getOrCreatePaymentLink(sql: Queryable, organizationId: str
       VALUES (${invoice.id}, ${organizationId}, ${newReference()}, ${newPaymentCode()})
       ON CONFLICT DO NOTHING
       RETURNING ${sql(LINK_COLUMNS)}`;
-    if (created) return toPaymentLink(created, payBaseUrl);
+    if (created) return toPaymentLink(created, payBaseUrl, domain);
   }
   throw new Error(`could not create a payment link for invoice ${invoice.id} in 5 attempts`);
 }

@@ -4,7 +4,7 @@ import { isUuid } from '../shared/ids.ts';
 import type { InvoiceDocumentView } from '../invoices/invoice-document.ts';
 import { loadBuyer } from '../invoices/document-parties.ts';
 import { findInvoiceRow } from '../invoices/invoice-queries.ts';
-import { formatPaymentCode } from '../payments/payment-links.ts';
+import { findVerifiedPaymentDomain, formatPaymentCode, paymentLinkUrl } from '../payments/payment-links.ts';
 
 /**
  * What a reminder document shows (a "rykker", or the free payment reminder; the last reminder of a plan is also the
@@ -78,6 +78,8 @@ export async function loadReminderView(
       AND f.created_at <= r.created_at AND f.id IS DISTINCT FROM r.fee_id`;
   const [link] = await sql<{ reference: string; payment_code: string }[]>`
     SELECT reference, payment_code FROM payment_links WHERE organization_id = ${organizationId} AND invoice_id = ${r.invoice_id}`;
+  // The link as GET …/payment-link shows it: on the verified payment domain when there is one.
+  const paymentDomain = link ? await findVerifiedPaymentDomain(sql, organizationId) : null;
   // The customer's language now, as the invoice's mail and PDF pick it.
   const { language } = await loadBuyer(sql, keyring, organizationId, r.customer_id);
 
@@ -103,6 +105,11 @@ export async function loadReminderView(
     feeOere: r.fee_oere,
     paidTowardsFeesOere,
     totalOere: principalOere + feesBeforeOere + r.fee_oere - paidTowardsFeesOere,
-    paymentLink: link ? { url: base ? `${base}/p/${link.reference}` : null, paymentCode: formatPaymentCode(link.payment_code) } : null,
+    paymentLink: link
+      ? {
+        url: paymentDomain || base ? paymentLinkUrl(link.reference, base ?? '', paymentDomain) : null,
+        paymentCode: formatPaymentCode(link.payment_code),
+      }
+      : null,
   };
 }

@@ -25,7 +25,8 @@ CREATE TABLE customer_portals (
   active                    boolean NOT NULL DEFAULT false,
   subscription_self_service boolean NOT NULL DEFAULT false,
   primary_color             text CHECK (primary_color ~ '^#[0-9a-fA-F]{6}$'),
-  palette                   text NOT NULL DEFAULT 'lys',
+  palette                   text NOT NULL DEFAULT 'lys' CHECK (palette IN ('smoer', 'lys', 'beton', 'sand', 'graa', 'mint', 'blaa', 'is',
+                              'groen', 'varm', 'lavendel', 'rosa', 'moerk', 'midnat', 'grafit', 'skov', 'espresso', 'vin')),
   custom_domain             text CHECK (custom_domain = lower(custom_domain)),
   custom_domain_status      text NOT NULL DEFAULT 'none' CHECK (custom_domain_status IN ('none', 'unverified', 'verified', 'failed')),
   custom_domain_checked_at  timestamptz,
@@ -34,3 +35,6 @@ CREATE TABLE customer_portals (
   CHECK (NOT active OR subdomain IS NOT NULL),
   CHECK ((custom_domain IS NULL) = (custom_domain_status = 'none'))
 );
+
+-- A verified custom domain belongs to one organisation too: the portal finds its organisation by the Host header.
+CREATE UNIQUE INDEX customer_portals_verified_custom_domain ON customer_portals (custom_domain) WHERE custom_domain_status = 'verified';

@@ -24,6 +24,8 @@ import { memberRoutes } from './members.ts';
 import { settingsRoutes } from './settings.ts';
 import { brandingRoutes } from './branding.ts';
 import { settlementRoutes } from './settlements.ts';
+import { paymentDomainRoutes } from './payment-domain.ts';
+import { customerPortalRoutes } from './customer-portal.ts';
 import { startLinkRoutes } from './start-links.ts';
 
 export function registerV1Routes(app: FastifyInstance, deps: AppDeps): void {
@@ -51,5 +53,7 @@ export function registerV1Routes(app: FastifyInstance, deps: AppDeps): void {
   settingsRoutes(app, deps);
   brandingRoutes(app, deps);
   settlementRoutes(app, deps);
+  paymentDomainRoutes(app, deps);
+  customerPortalRoutes(app, deps);
   startLinkRoutes(app, deps);
 }

@@ -1,0 +1,53 @@
+import type { CustomerPortal } from '../../contracts/customer-portal.ts';
+import type { Db, Tx } from '../shared/db.ts';
+import { DomainError } from '../shared/errors.ts';
+import type { CheckOutcome, DnsChecks } from '../domains/dns-checks.ts';
+import { claimVerified, verifiedElsewhereReason } from '../domains/verified-elsewhere.ts';
+import { findPortalRow, toCustomerPortal, type PortalAddresses, type PortalRow } from './portal-row.ts';
+
+/**
+ * POST /v1/customer-portal/verify-domain in two steps, so that no transaction stays open while DNS answers:
+ * `checkPortalDomain` looks the custom domain's CNAME up, `recordPortalDomainCheck` writes the outcome in the
+ * request's transaction (the payment domain's check works the same way).
+ */
+export interface PortalDomainCheck {
+  customDomain: string | null;
+  outcome: CheckOutcome | undefined;
+  checkedAt: Date;
+}
+
+/** Step 1, outside any transaction: is the custom domain a CNAME to PORTAL_CNAME_TARGET? */
+export async function checkPortalDomain(db: Db, checks: DnsChecks, organizationId: string, cnameTarget: string): Promise<PortalDomainCheck> {
+  const row = await db.read((sql) => findPortalRow(sql, organizationId));
+  if (!row?.custom_domain) return { customDomain: null, outcome: undefined, checkedAt: new Date() };
+  return { customDomain: row.custom_domain, outcome: await checks.cnameTo(row.custom_domain, cnameTarget), checkedAt: new Date() };
+}
+
+/**
+ * Step 2: `verified` or `failed` with the reason. A custom domain another organisation's portal holds verified stays
+ * theirs (the check is `failed` and says so). Changed while DNS answered: nothing is recorded, the current state is
+ * the answer.
+ */
+export async function recordPortalDomainCheck(tx: Tx, organizationId: string, check: PortalDomainCheck, at: PortalAddresses): Promise<CustomerPortal> {
+  const row = await findPortalRow(tx, organizationId, { forUpdate: true });
+  if (!row?.custom_domain) {
+    throw new DomainError('portal_custom_domain_missing', 'The portal has no custom domain to verify; set `customDomain` with PATCH /v1/customer-portal first.');
+  }
+  if (row.custom_domain !== check.customDomain || !check.outcome) return toCustomerPortal(row, at);
+  const domain = row.custom_domain;
+  const record = (sql: Tx, status: 'verified' | 'failed', reason: string | null) => sql<PortalRow[]>`
+    UPDATE customer_portals
+    SET custom_domain_status = ${status}, custom_domain_checked_at = ${check.checkedAt}, custom_domain_failure = ${reason}, updated_at = now()
+    WHERE organization_id = ${organizationId}
+    RETURNING subdomain, active, subscription_self_service, primary_color, palette, custom_domain, custom_domain_status,
+              custom_domain_checked_at, custom_domain_failure`;
+
+  if (check.outcome.ok) {
+    let verified: PortalRow | undefined;
+    if (await claimVerified(tx, async (sp) => void ([verified] = await record(sp, 'verified', null)))) return toCustomerPortal(verified, at);
+    const [failed] = await record(tx, 'failed', verifiedElsewhereReason(domain));
+    return toCustomerPortal(failed, at);
+  }
+  const [failed] = await record(tx, 'failed', check.outcome.reason);
+  return toCustomerPortal(failed, at);
+}
