@@ -58,7 +58,7 @@ export const START_LINK_TEXTS: Record<Language, StartLinkTexts> = {
       },
       accounting_connection: {
         title: 'Forbind regnskabssystem',
-        intro: (org) => `Giv ${org} adgang til regnskabssystemet, så fakturaer og betalinger bogføres dér.`,
+        intro: (org) => `Forbind regnskabssystemet for ${org}, så fakturaer og betalinger bogføres dér.`,
         completed: 'Regnskabssystemet er forbundet.',
       },
     },
@@ -90,7 +90,7 @@ export const START_LINK_TEXTS: Record<Language, StartLinkTexts> = {
       },
       accounting_connection: {
         title: 'Connect accounting system',
-        intro: (org) => `Give ${org} access to the accounting system, so that invoices and payments are booked there.`,
+        intro: (org) => `Connect the accounting system of ${org}, so that invoices and payments are booked there.`,
         completed: 'The accounting system is connected.',
       },
     },
