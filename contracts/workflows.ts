@@ -17,6 +17,7 @@ export const WORKFLOW_SERVICES = {
   Dunning: 'Dunning',
   Case: 'Case',
   SubscriptionSchedule: 'SubscriptionSchedule',
+  PortalSignInMail: 'PortalSignInMail',
 } as const;
 
 export type WorkflowService = keyof typeof WORKFLOW_SERVICES;
@@ -43,6 +44,8 @@ export interface WorkflowInputs {
   Case: { wake: null };
   /** Key: `<organisation id>:<subscription id>`. Runs the subscription's due periods, oldest first, each on its own. */
   SubscriptionSchedule: { wake: null };
+  /** Key: the sign-in link's id. Mails a customer-portal sign-in link once (services/pay/portal). */
+  PortalSignInMail: { deliver: null };
 }
 
 export type WorkflowHandler<S extends WorkflowService> = keyof WorkflowInputs[S] & string;
@@ -58,7 +61,8 @@ export type WorkTarget =
   | { service: 'WebhookDelivery'; handler: 'wake'; key: string }
   | { service: 'Dunning'; handler: 'wake'; key: string }
   | { service: 'Case'; handler: 'wake'; key: string }
-  | { service: 'SubscriptionSchedule'; handler: 'wake'; key: string };
+  | { service: 'SubscriptionSchedule'; handler: 'wake'; key: string }
+  | { service: 'PortalSignInMail'; handler: 'deliver'; key: string };
 
 /** The wake-index targets by name, so a row's (service, handler) pair is written in one place. */
 export const WORK = {
@@ -71,6 +75,7 @@ export const WORK = {
   subscriptionSchedule: (organizationId: string, subscriptionId: string): WorkTarget => ({
     service: 'SubscriptionSchedule', handler: 'wake', key: `${organizationId}:${subscriptionId}`,
   }),
+  portalSignInMail: (linkId: string): WorkTarget => ({ service: 'PortalSignInMail', handler: 'deliver', key: linkId }),
 } as const;
 
 /**

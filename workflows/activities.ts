@@ -36,6 +36,7 @@ import { awaitsHandOver, recordCaseHandOver, recordCasePaakrav, takeDueCaseStep 
 import { loadHandOverDocument } from '../services/collections/load-hand-over.ts';
 import type { CollectionPartner } from '../services/collections/partner-port.ts';
 import { runScheduledPeriod } from '../services/subscriptions/run-period.ts';
+import { giveUpSignInMail, mailSignInLink, recordSignInMail } from '../services/pay/portal/deliver-sign-in-mail.ts';
 import type { Activities } from './index.ts';
 
 export interface ActivityResources {
@@ -192,6 +193,10 @@ export function createActivities(
           subscriptionId,
         ),
       ),
+    // Customer portal sign-in links
+    mailPortalSignInLink: (linkId) => mailSignInLink({ db, keyring: resources.keyring, mailer: resources.mailer, fromAddress: config.mailFromAddress }, linkId),
+    recordPortalSignInMail: (linkId, attempt) => recordSignInMail(db, linkId, attempt),
+    giveUpPortalSignInMail: (linkId) => giveUpSignInMail(db, linkId),
     // Webhooks
     deliverWebhook: (deliveryId) => deliverWebhook(webhooks, deliveryId),
     fanOutAndDeliver: (eventId, organizationId) => fanOutAndDeliver(webhooks, eventId, organizationId),

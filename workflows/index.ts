@@ -9,6 +9,7 @@ import { createPaymentReceipt, type PaymentReceiptActivities } from './payment-r
 import { createDunning, type DunningActivities } from './dunning.ts';
 import { createCase, type CaseActivities } from './case.ts';
 import { createSubscriptionSchedule, type SubscriptionScheduleActivities } from './subscription-schedule.ts';
+import { createPortalSignInMail, type PortalSignInMailActivities } from './portal-sign-in-mail.ts';
 
 /** Every side effect the workflows call, injected so that workflow files never touch the database themselves. */
 export type Activities = HousekeepingActivities &
@@ -20,7 +21,8 @@ export type Activities = HousekeepingActivities &
   PaymentReceiptActivities &
   DunningActivities &
   CaseActivities &
-  SubscriptionScheduleActivities;
+  SubscriptionScheduleActivities &
+  PortalSignInMailActivities;
 
 /** The Restate services, objects and workflows the endpoint serves. */
 export function createServices(activities: Activities): EndpointOptions['services'] {
@@ -35,5 +37,6 @@ export function createServices(activities: Activities): EndpointOptions['service
     createDunning(activities),
     createCase(activities),
     createSubscriptionSchedule(activities),
+    createPortalSignInMail(activities),
   ];
 }

@@ -14,6 +14,8 @@ import { PAY_CSS, renderPage, type LayoutInput } from './pages.ts';
 import { formatOere } from '../shared/money.ts';
 import { formatDate, pickLanguage, TEXTS, type Language } from './texts.ts';
 import { servePaymentDomainLinks } from './payment-domain-host.ts';
+import { registerPortalRoutes, type PortalDeps } from './portal/portal-routes.ts';
+import { portalRewriteUrl } from './portal/portal-host.ts';
 import { registerStartLinkPages } from './start-link-pages.ts';
 
 /**
@@ -45,6 +47,8 @@ export interface PayDeps {
   lookupLimits?: LookupLimits;
   /** The look-up limiter's time source (milliseconds); tests pass one they control. */
   limiterClock?: () => number;
+  /** The customer portal (services/pay/portal); without it the portal's pages are not served. */
+  portal?: PortalDeps;
 }
 
 const CALLBACK_BODY_LIMIT = 64 * 1024;
@@ -98,6 +102,8 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
     return503OnClosing: false,
     logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 8192 },
+    // A portal's own host (<subdomain>.<PORTAL_BASE_DOMAIN>) reaches the portal's routes under /portal/<subdomain>.
+    ...(deps.portal?.baseDomain ? { rewriteUrl: portalRewriteUrl(deps.portal.baseDomain) } : {}),
   });
   // The fixed words of every route, for masking the path of a request no route matched; the provider's name is one.
   app.addHook('onRoute', (route) => routeWords.add(route.url));
@@ -320,6 +326,7 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
   });
 
   deps.providerRoutes?.(app);
+  if (deps.portal) registerPortalRoutes(app, { db: deps.db, clock: deps.clock, payBaseUrl: base }, deps.portal);
   // The test provider's pages of the start links (verification, card setup, accounting connection).
   if (deps.providerRoutes) registerStartLinkPages(app, deps.db);
 

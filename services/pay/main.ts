@@ -17,6 +17,7 @@ import { stopOnSignal } from '../shared/stop-on-signal.ts';
 import { createRestateReceiptDispatch } from '../payments/receipt-dispatch.ts';
 import { createTestProvider } from '../payments/providers/test-provider.ts';
 import { buildPayApp } from './app.ts';
+import { createEngineClient } from '../shared/engine-client.ts';
 
 export interface RunningPay {
   app: FastifyInstance;
@@ -47,6 +48,7 @@ type PayConfig = Pick<
   | 'encryptionKey'
   | 'nodeEnv'
   | 'dataDir'
+  | 'portalBaseDomain'
 >;
 
 /** A port the kernel has free right now (PAY_PORT=0): the base URL must name it before the server is built. */
@@ -90,6 +92,12 @@ export async function startPay(config: PayConfig, opts: StartPayOptions = {}): P
       logLevel: config.logLevel,
       trustProxy: config.payTrustProxy,
       ...(opts.logStream ? { logStream: opts.logStream } : {}),
+      // The customer portal (docs/customer-portal.md); its sign-in mails go through the workflows.
+      portal: {
+        keyring,
+        baseDomain: config.portalBaseDomain,
+        ...(config.restateIngressUrl ? { engine: createEngineClient(config.restateIngressUrl) } : {}),
+      },
     });
     app = built;
     await built.listen({ host, port });

@@ -1,0 +1,86 @@
+import { WORK } from '../../../contracts/workflows.ts';
+import { clearWake } from '../../clock/wake-index.ts';
+import { MailDeliveryError, mailMessageId, type Mailer } from '../../mail/mail-port.ts';
+import type { Keyring } from '../../shared/crypto.ts';
+import type { Db } from '../../shared/db.ts';
+import { isUuid } from '../../shared/ids.ts';
+import type { Language } from '../texts.ts';
+import { signInMail } from './sign-in-mail.ts';
+
+export interface SignInMailDeps {
+  db: Db;
+  keyring: Keyring;
+  mailer: Mailer;
+  fromAddress: string;
+}
+
+/** What one mail step did (journaled by the workflow: no token, no address in it). */
+export type SignInMailAttempt =
+  | { kind: 'settled' }
+  | { kind: 'mailed'; messageId: string }
+  | { kind: 'not_sent'; outcome: 'expired' | 'no_recipient' | 'refused' | 'failed' };
+
+/**
+ * Step 1 of the PortalSignInMail workflow: mails a requested sign-in link to the address of the customers it was
+ * asked for. Writes nothing (step 2 records the outcome from this step's journaled result). A link that has expired
+ * meanwhile is not sent: it could not be used. A transient mail failure is thrown for the workflow to retry; the
+ * Message-ID is the link's, so a retried send is recognisably the same mail.
+ */
+export async function mailSignInLink(deps: SignInMailDeps, linkId: string): Promise<SignInMailAttempt> {
+  if (!isUuid(linkId)) return { kind: 'settled' };
+  const prepared = await deps.db.read(async (sql) => {
+    const [link] = await sql<{
+      organization_id: string; organization_name: string; token_enc: Buffer | null; link_base: string;
+      language: Language; expired: boolean; email_enc: Buffer | null;
+    }[]>`
+      SELECT l.organization_id, o.name AS organization_name, l.token_enc, l.link_base, l.language, l.expires_at <= now() AS expired,
+             (SELECT c.email_enc FROM customers c
+              WHERE c.organization_id = l.organization_id AND c.email_bidx = l.email_bidx AND c.email_enc IS NOT NULL
+              ORDER BY c.created_at, c.id LIMIT 1) AS email_enc
+      FROM portal_sign_in_links l JOIN organizations o ON o.id = l.organization_id
+      WHERE l.id = ${linkId}`;
+    return link;
+  });
+  if (!prepared?.token_enc) return { kind: 'settled' };
+  if (prepared.expired) return { kind: 'not_sent', outcome: 'expired' };
+  // The customer's address may have changed since the request: the link goes to the address it was asked for or nowhere.
+  if (!prepared.email_enc) return { kind: 'not_sent', outcome: 'no_recipient' };
+  const mail = signInMail({
+    organizationName: prepared.organization_name,
+    fromAddress: deps.fromAddress,
+    to: deps.keyring.decrypt(prepared.email_enc),
+    link: `${prepared.link_base}/${deps.keyring.decrypt(prepared.token_enc)}`,
+    language: prepared.language,
+    messageId: mailMessageId(`portal-sign-in.${linkId}`, deps.fromAddress),
+  });
+  try {
+    const receipt = await deps.mailer.send(mail);
+    return { kind: 'mailed', messageId: receipt.messageId };
+  } catch (err) {
+    if (err instanceof MailDeliveryError && err.permanent) return { kind: 'not_sent', outcome: 'refused' };
+    throw err;
+  }
+}
+
+/**
+ * Step 2: records what became of the mail and forgets the token (the mail holds the only copy now), and takes the
+ * link out of the wake index.
+ */
+export async function recordSignInMail(db: Db, linkId: string, attempt: SignInMailAttempt): Promise<{ status: string }> {
+  if (!isUuid(linkId)) return { status: 'unknown' };
+  return db.tx(async (tx) => {
+    const outcome = attempt.kind === 'mailed' ? 'mailed' : attempt.kind === 'not_sent' ? attempt.outcome : null;
+    if (outcome !== null) {
+      await tx`
+        UPDATE portal_sign_in_links SET token_enc = NULL, mail_outcome = ${outcome}, mailed_at = ${outcome === 'mailed' ? tx`now()` : null}
+        WHERE id = ${linkId} AND mail_outcome IS NULL`;
+    }
+    await clearWake(tx, WORK.portalSignInMail(linkId));
+    return { status: outcome ?? 'settled' };
+  });
+}
+
+/** When the workflow gives up (the mail server stayed away past the retries): the token is forgotten all the same. */
+export async function giveUpSignInMail(db: Db, linkId: string): Promise<{ status: string }> {
+  return recordSignInMail(db, linkId, { kind: 'not_sent', outcome: 'failed' });
+}

@@ -1,0 +1,22 @@
+import { randomBytesPooled, safeEqual, sha256, type Keyring } from '../../shared/crypto.ts';
+
+/**
+ * The portal's secrets: sign-in link tokens and session tokens are 256 random bits, handed out once and stored only
+ * as their SHA-256 (a database copy signs no one in). The CSRF token of a session is derived from it with the
+ * keyring's MAC, so it needs no storage and is worthless for any other session.
+ */
+export const newPortalToken = (): string => randomBytesPooled(32).toString('base64url');
+
+/** The stored form of a token; undefined for text that cannot be one of ours (no look-up is made). */
+export function portalTokenHash(token: string): Buffer | undefined {
+  if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return undefined;
+  return sha256(token);
+}
+
+export const csrfTokenOf = (keyring: Keyring, sessionHash: Buffer): string =>
+  keyring.mac(`portal-csrf\u0000${sessionHash.toString('hex')}`).toString('base64url');
+
+export function csrfTokenMatches(keyring: Keyring, sessionHash: Buffer, given: unknown): boolean {
+  if (typeof given !== 'string' || given.length > 100) return false;
+  return safeEqual(Buffer.from(csrfTokenOf(keyring, sessionHash)), Buffer.from(given));
+}

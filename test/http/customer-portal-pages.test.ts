@@ -1,0 +1,465 @@
+import assert from 'node:assert/strict';
+import type { LightMyRequestResponse } from 'fastify';
+import { call, createTestOrg, startTestApp, testDb, type CallOptions, type TestApp, type TestOrg } from '../helpers/context.ts';
+import { startTestPay, type TestPay } from '../helpers/pay.ts';
+import { sha256 } from '../../services/shared/crypto.ts';
+
+/**
+ * The customer portal's pages on the pay service, in-process (inject): which portal answers, the sign-in link's
+ * rules (neutral answer, one-time, expiry, rate limits), what a session may see, CSRF and self-service, and the
+ * portal's own host. The mail itself goes out through the PortalSignInMail workflow: test/e2e/customer-portal.test.ts
+ * follows it through a real SMTP server; here the link's token is read back from its encrypted column.
+ */
+describe('customer portal pages', function () {
+  this.timeout(60_000);
+  const db = { get sql() { return testDb().db.sql; } };
+  const keyring = { decrypt: (b: Buffer) => testDb().keyring.decrypt(b) };
+  let api: TestApp;
+  let pay: TestPay;
+  let org: TestOrg;
+  let other: TestOrg;
+  let customerId: string;
+  let otherCustomerId: string;
+  let ownInvoice: { id: string; number: number };
+  let otherInvoice: { id: string };
+  let foreignInvoice: { id: string };
+  let subscriptionId: string;
+  const SUB = 'bager-hansen';
+  const EMAIL = 'bogholderi@kunde.dk';
+  let ip = 0;
+  // Each test asks from an address of its own, so the per-client limit is the one test's business.
+  const freshIp = () => `10.0.${Math.floor(++ip / 250)}.${ip % 250}`;
+
+  const apiCall = (method: string, url: string, opts: CallOptions = {}, o: TestOrg = org) => call(api.app, method, url, { key: o.apiKey, ...opts });
+  const created = async (res: Promise<{ status: number; raw: string; body: { data: { id: string; number?: number } } }>) => {
+    const r = await res;
+    assert.ok(r.status === 201 || r.status === 200, r.raw);
+    return r.body.data;
+  };
+  const issue = (customer: string, o: TestOrg = org) =>
+    created(apiCall('POST', '/v1/invoices?issue=true', {
+      body: { customerId: customer, dueDate: '2031-03-14', lines: [{ description: 'Kagebord', quantity: 1, unitPriceOere: 50_000, vatRateBps: 2500 }] },
+    }, o)) as Promise<{ id: string; number: number }>;
+
+  const page = (method: 'GET' | 'POST', url: string, opts: { form?: Record<string, string>; cookie?: string; host?: string; ip?: string } = {}) =>
+    pay.app.inject({
+      method,
+      url,
+      remoteAddress: opts.ip ?? '127.0.0.1',
+      headers: {
+        ...(opts.host ? { host: opts.host } : {}),
+        ...(opts.cookie ? { cookie: opts.cookie } : {}),
+        ...(opts.form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+        'accept-language': 'da',
+      },
+      ...(opts.form ? { payload: new URLSearchParams(opts.form).toString() } : {}),
+    });
+
+  const links = (o: TestOrg = org) =>
+    db.sql<{ id: string; token_enc: Buffer | null; link_base: string; language: string; used_at: Date | null }[]>`
+      SELECT id, token_enc, link_base, language, used_at FROM portal_sign_in_links WHERE organization_id = ${o.organizationId} ORDER BY created_at`;
+  const mailWakes = (linkId: string) => db.sql`SELECT 1 FROM wake_index WHERE service = 'PortalSignInMail' AND key = ${linkId}`;
+
+  /** Asks for a link and returns its token, read back from the encrypted column the workflow mails it from. */
+  async function requestLink(email = EMAIL, opts: { host?: string; base?: string } = {}): Promise<string> {
+    // The rate limits have tests of their own; here they would only count this file's sign-ins.
+    await db.sql`DELETE FROM portal_sign_in_attempts WHERE organization_id = ${org.organizationId}`;
+    const before = (await links()).length;
+    const res = await page('POST', `${opts.base ?? `/portal/${SUB}`}/sign-in`, { form: { email }, ip: freshIp(), ...(opts.host ? { host: opts.host } : {}) });
+    assert.equal(res.statusCode, 200, res.body);
+    const all = await links();
+    assert.equal(all.length, before + 1);
+    return keyring.decrypt(all.at(-1)!.token_enc!);
+  }
+  const cookieOf = (res: LightMyRequestResponse) => String(res.headers['set-cookie']).split(';')[0]!;
+  async function signIn(email = EMAIL): Promise<string> {
+    const token = await requestLink(email);
+    const res = await page('POST', `/portal/${SUB}/sign-in/${token}`, { form: {} });
+    assert.equal(res.statusCode, 303, res.body);
+    return cookieOf(res);
+  }
+  const csrfOf = (html: string) => /name="csrf" value="([^"]+)"/.exec(html)?.[1];
+  const setPortal = (fields: { active?: boolean; selfService?: boolean; palette?: string; primaryColor?: string | null }, o: TestOrg = org, sub = SUB) =>
+    db.sql`
+      INSERT INTO customer_portals (organization_id, subdomain, active, subscription_self_service, palette, primary_color)
+      VALUES (${o.organizationId}, ${sub}, ${fields.active ?? true}, ${fields.selfService ?? false}, ${fields.palette ?? 'lys'}, ${fields.primaryColor ?? null})
+      ON CONFLICT (organization_id) DO UPDATE SET active = EXCLUDED.active, subscription_self_service = EXCLUDED.subscription_self_service,
+        palette = EXCLUDED.palette, primary_color = EXCLUDED.primary_color`;
+  const subscriptionStatus = async (id: string) => (await db.sql<{ status: string }[]>`SELECT status FROM subscriptions WHERE id = ${id}`)[0]!.status;
+
+  before(async () => {
+    api = await startTestApp();
+    pay = await startTestPay({ portal: { keyring: testDb().keyring, baseDomain: 'kundeportal.test' } });
+    org = await createTestOrg({ name: 'Bager Hansen ApS' });
+    other = await createTestOrg({ name: 'Anden ApS' });
+    customerId = (await created(apiCall('POST', '/v1/customers', { body: { type: 'company', name: 'Kunde A/S', email: EMAIL } }))).id;
+    otherCustomerId = (await created(apiCall('POST', '/v1/customers', { body: { type: 'company', name: 'Nabo A/S', email: 'nabo@kunde.dk' } }))).id;
+    const foreignCustomer = (await created(apiCall('POST', '/v1/customers', { body: { type: 'company', name: 'Kunde A/S', email: EMAIL } }, other))).id;
+    ownInvoice = await issue(customerId);
+    otherInvoice = await issue(otherCustomerId);
+    foreignInvoice = await issue(foreignCustomer, other);
+    subscriptionId = (await created(apiCall('POST', '/v1/subscriptions', {
+      body: { customerId, name: 'Brødabonnement', interval: { unit: 'month', count: 1 }, startDate: '2096-01-31', lines: [{ description: 'Rugbrød', quantity: 4, unitPriceOere: 4_000 }] },
+    }))).id;
+    await setPortal({ active: true, selfService: true });
+    await setPortal({ active: false }, other, 'anden');
+  });
+  after(async () => {
+    await pay?.close();
+    await api?.close();
+  });
+
+  describe('which portal answers', () => {
+    it('an unknown and an inactive portal answer the same neutral 404', async () => {
+      const unknown = await page('GET', '/portal/findes-ikke');
+      const inactive = await page('GET', '/portal/anden');
+      assert.equal(unknown.statusCode, 404);
+      assert.equal(inactive.statusCode, 404);
+      assert.equal(inactive.body.replaceAll('/portal/anden', '/portal/findes-ikke'), unknown.body);
+      assert.match(unknown.body, /Der er ingen kundeportal på denne adresse/);
+      assert.doesNotMatch(inactive.body, /Anden ApS/);
+      // Nor can one ask an inactive portal for a link.
+      assert.equal((await page('POST', '/portal/anden/sign-in', { form: { email: EMAIL } })).statusCode, 404);
+    });
+
+    it('an active portal shows the sign-in form in its palette, with its own strict headers', async () => {
+      const res = await page('GET', `/portal/${SUB}`);
+      assert.equal(res.statusCode, 200);
+      assert.match(res.body, /<form method="post" action="\/portal\/bager-hansen\/sign-in"/);
+      assert.match(res.body, /<body class="portal palette-lys">/);
+      assert.match(res.body, /Bager Hansen ApS/);
+      assert.equal(res.headers['content-security-policy'], "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+      assert.equal(res.headers['cache-control'], 'no-store');
+      assert.equal(res.headers['x-frame-options'], 'DENY');
+    });
+
+    it('the portal host <subdomain>.<PORTAL_BASE_DOMAIN> serves the same portal, with links and cookie at its root', async () => {
+      const host = `${SUB}.kundeportal.test`;
+      const res = await page('GET', '/', { host });
+      assert.equal(res.statusCode, 200);
+      assert.match(res.body, /<form method="post" action="\/sign-in"/);
+      assert.match(res.body, /href="\/portal.css"/);
+      assert.equal((await page('GET', '/', { host: 'anden.kundeportal.test' })).statusCode, 404);
+      // The mailed link points at the portal host.
+      const token = await requestLink(EMAIL, { host, base: '' });
+      assert.equal((await links()).at(-1)!.link_base, `http://${host}/sign-in`);
+      const signedIn = await page('POST', `/sign-in/${token}`, { form: {}, host });
+      assert.equal(signedIn.statusCode, 303);
+      assert.equal(signedIn.headers.location, '/?lang=da');
+      assert.match(String(signedIn.headers['set-cookie']), /; Path=\/; /);
+      const home = await page('GET', '/', { host, cookie: cookieOf(signedIn) });
+      assert.match(home.body, new RegExp(`href="/invoices/${ownInvoice.id}/pdf"`));
+      // The pay service's own pages stay where they are on its own host.
+      assert.match((await page('GET', '/')).body, /Betalingskode/);
+    });
+  });
+
+  describe('asking for a sign-in link', () => {
+    it('a known address gets a link (listed for the mail workflow, token kept encrypted); an unknown one the very same answer and nothing', async () => {
+      const before = (await links()).length;
+      const known = await page('POST', `/portal/${SUB}/sign-in`, { form: { email: EMAIL }, ip: freshIp() });
+      const unknown = await page('POST', `/portal/${SUB}/sign-in`, { form: { email: 'ukendt@kunde.dk' }, ip: freshIp() });
+      assert.equal(known.statusCode, 200);
+      assert.equal(unknown.statusCode, 200);
+      assert.equal(unknown.body, known.body);
+      assert.match(known.body, /Hvis adressen er kendt, er et link til at logge ind på vej/);
+      const after = await links();
+      assert.equal(after.length, before + 1, 'only the known address made a link');
+      const link = after.at(-1)!;
+      assert.equal(link.link_base, `http://pay.test/portal/${SUB}/sign-in`);
+      assert.equal(link.language, 'da');
+      assert.equal((await mailWakes(link.id)).length, 1);
+      // Stored: the token's hash and its encryption, never the token itself.
+      const token = keyring.decrypt(link.token_enc!);
+      const [stored] = await db.sql<{ token_sha256: Buffer }[]>`SELECT token_sha256 FROM portal_sign_in_links WHERE id = ${link.id}`;
+      assert.deepEqual(stored!.token_sha256, sha256(token));
+      assert.ok(!link.token_enc!.includes(Buffer.from(token)));
+    });
+
+    it('the address is matched as typed or in lower case; another organisation\'s customer with it is not reached', async () => {
+      const before = (await links()).length;
+      await page('POST', `/portal/${SUB}/sign-in`, { form: { email: '  BOGHOLDERI@Kunde.DK ' }, ip: freshIp() });
+      assert.equal((await links()).length, before + 1);
+      assert.equal((await links(other)).length, 0);
+    });
+
+    it('something that is no e-mail address is asked again (400), with nothing looked up', async () => {
+      const res = await page('POST', `/portal/${SUB}/sign-in`, { form: { email: 'ikke en adresse' }, ip: freshIp() });
+      assert.equal(res.statusCode, 400);
+      assert.match(res.body, /role="alert">Skriv en e-mailadresse/);
+      assert.match(res.body, /aria-invalid="true"/);
+    });
+
+    it('5 links per address within 15 minutes, known or not; then 429 with Retry-After', async () => {
+      for (const email of ['grænse@kunde.dk', EMAIL.toUpperCase()]) {
+        // An unknown address and a known one (in another spelling: the count is of the address in lower case).
+        await db.sql`DELETE FROM portal_sign_in_attempts WHERE organization_id = ${org.organizationId}`;
+        for (let i = 0; i < 5; i++) assert.equal((await page('POST', `/portal/${SUB}/sign-in`, { form: { email }, ip: freshIp() })).statusCode, 200);
+        const before = (await links()).length;
+        const limited = await page('POST', `/portal/${SUB}/sign-in`, { form: { email }, ip: freshIp() });
+        assert.equal(limited.statusCode, 429);
+        assert.match(limited.body, /Der er bedt om for mange links/);
+        const retry = Number(limited.headers['retry-after']);
+        assert.ok(retry > 890 && retry <= 900, String(retry));
+        assert.equal((await links()).length, before, 'a limited request makes no link');
+      }
+      // Once the window has passed, the address may ask again.
+      await db.sql`UPDATE portal_sign_in_attempts SET attempted_at = attempted_at - interval '16 minutes' WHERE organization_id = ${org.organizationId}`;
+      assert.equal((await page('POST', `/portal/${SUB}/sign-in`, { form: { email: EMAIL }, ip: freshIp() })).statusCode, 200);
+    });
+
+    it('10 links per client address within 15 minutes, whatever addresses it asks for', async () => {
+      await db.sql`DELETE FROM portal_sign_in_attempts WHERE organization_id = ${org.organizationId}`;
+      const client = freshIp();
+      for (let i = 0; i < 10; i++) {
+        assert.equal((await page('POST', `/portal/${SUB}/sign-in`, { form: { email: `gaet${i}@kunde.dk` }, ip: client })).statusCode, 200);
+      }
+      assert.equal((await page('POST', `/portal/${SUB}/sign-in`, { form: { email: 'gaet10@kunde.dk' }, ip: client })).statusCode, 429);
+      // Another client is not held up.
+      assert.equal((await page('POST', `/portal/${SUB}/sign-in`, { form: { email: 'gaet10@kunde.dk' }, ip: freshIp() })).statusCode, 200);
+    });
+  });
+
+  describe('redeeming the link', () => {
+    it('opening the link asks first (a mail scanner does not spend it); the link then signs in once', async () => {
+      const token = await requestLink();
+      const confirm = await page('GET', `/portal/${SUB}/sign-in/${token}`);
+      assert.equal(confirm.statusCode, 200);
+      assert.match(confirm.body, new RegExp(`<form method="post" action="/portal/${SUB}/sign-in/${token}">`));
+      assert.equal((await page('GET', `/portal/${SUB}/sign-in/${token}`)).statusCode, 200, 'still valid after being opened');
+
+      const first = await page('POST', `/portal/${SUB}/sign-in/${token}`, { form: { lang: 'en' } });
+      assert.equal(first.statusCode, 303);
+      assert.equal(first.headers.location, `/portal/${SUB}?lang=en`);
+      const cookie = String(first.headers['set-cookie']);
+      assert.match(cookie, new RegExp(`^portal_session=[A-Za-z0-9_-]{43}; Path=/portal/${SUB}; Max-Age=28800; HttpOnly; SameSite=Lax$`));
+      const [session] = await db.sql<{ token_sha256: Buffer; expires_at: Date; created_at: Date }[]>`
+        SELECT token_sha256, expires_at, created_at FROM portal_sessions WHERE token_sha256 = ${sha256(cookieOf(first).split('=')[1]!)}`;
+      assert.equal(session!.expires_at.getTime() - session!.created_at.getTime(), 8 * 3600 * 1000);
+
+      const second = await page('POST', `/portal/${SUB}/sign-in/${token}`, { form: {} });
+      assert.equal(second.statusCode, 410);
+      assert.equal(second.headers['set-cookie'], undefined);
+      assert.match(second.body, /Linket er allerede brugt eller er udløbet/);
+      assert.equal((await page('GET', `/portal/${SUB}/sign-in/${token}`)).statusCode, 410);
+    });
+
+    it('an expired link is refused', async () => {
+      const token = await requestLink();
+      await db.sql`UPDATE portal_sign_in_links SET expires_at = now() - interval '1 second' WHERE token_sha256 = ${sha256(token)}`;
+      assert.equal((await page('GET', `/portal/${SUB}/sign-in/${token}`)).statusCode, 410);
+      const res = await page('POST', `/portal/${SUB}/sign-in/${token}`, { form: {} });
+      assert.equal(res.statusCode, 410);
+      assert.equal(res.headers['set-cookie'], undefined);
+    });
+
+    it('a link works only on its own organisation\'s portal, and a made-up token nowhere', async () => {
+      const token = await requestLink();
+      await setPortal({ active: true }, other, 'anden');
+      try {
+        assert.equal((await page('POST', `/portal/anden/sign-in/${token}`, { form: {} })).statusCode, 410);
+      } finally {
+        await setPortal({ active: false }, other, 'anden');
+      }
+      assert.equal((await page('POST', `/portal/${SUB}/sign-in/${'A'.repeat(43)}`, { form: {} })).statusCode, 410);
+      assert.equal((await page('POST', `/portal/${SUB}/sign-in/not-a-token`, { form: {} })).statusCode, 410);
+      // The real one still works: the failed tries did not touch it.
+      assert.equal((await page('POST', `/portal/${SUB}/sign-in/${token}`, { form: {} })).statusCode, 303);
+    });
+  });
+
+  describe('signed in', () => {
+    let cookie: string;
+    before(async () => {
+      cookie = await signIn();
+    });
+
+    it('shows the customer\'s own invoices and balance, nobody else\'s', async () => {
+      const res = await page('GET', `/portal/${SUB}`, { cookie });
+      assert.equal(res.statusCode, 200);
+      assert.match(res.body, new RegExp(`data-invoice-number="${ownInvoice.number}"`));
+      assert.match(res.body, /data-testid="outstanding">625,00 kr\.</);
+      assert.match(res.body, new RegExp(`href="/portal/${SUB}/invoices/${ownInvoice.id}/pay"`));
+      assert.doesNotMatch(res.body, new RegExp(otherInvoice.id));
+      assert.doesNotMatch(res.body, new RegExp(foreignInvoice.id));
+      assert.match(res.body, /Log ud/);
+    });
+
+    it('downloads the invoice\'s stored PDF; another customer\'s or organisation\'s invoice is 404', async () => {
+      const pdf = await page('GET', `/portal/${SUB}/invoices/${ownInvoice.id}/pdf`, { cookie });
+      assert.equal(pdf.statusCode, 200);
+      assert.equal(pdf.headers['content-type'], 'application/pdf');
+      assert.equal(pdf.headers['content-disposition'], `attachment; filename="faktura-${ownInvoice.number}.pdf"`);
+      const [stored] = await db.sql<{ content: Buffer }[]>`
+        SELECT d.content FROM documents d JOIN invoices i ON i.document_sha256 = d.sha256 WHERE i.id = ${ownInvoice.id}`;
+      assert.ok(pdf.rawPayload.equals(stored!.content));
+      for (const id of [otherInvoice.id, foreignInvoice.id, '00000000-0000-7000-8000-000000000000', 'nonsense']) {
+        assert.equal((await page('GET', `/portal/${SUB}/invoices/${id}/pdf`, { cookie })).statusCode, 404, id);
+        assert.equal((await page('GET', `/portal/${SUB}/invoices/${id}/pay`, { cookie })).statusCode, 404, id);
+      }
+      // Without a session: the sign-in page, not the document.
+      const anonymous = await page('GET', `/portal/${SUB}/invoices/${ownInvoice.id}/pdf`);
+      assert.equal(anonymous.statusCode, 401);
+      assert.match(anonymous.body, /Du er ikke længere logget ind/);
+    });
+
+    it('"Pay" goes to the invoice\'s payment link on the pay page, made now if it had none', async () => {
+      assert.equal((await db.sql`SELECT 1 FROM payment_links WHERE invoice_id = ${ownInvoice.id}`).length, 0);
+      const res = await page('GET', `/portal/${SUB}/invoices/${ownInvoice.id}/pay`, { cookie });
+      assert.equal(res.statusCode, 303);
+      const [link] = await db.sql<{ reference: string }[]>`SELECT reference FROM payment_links WHERE invoice_id = ${ownInvoice.id}`;
+      assert.equal(res.headers.location, `http://pay.test/p/${link!.reference}?lang=da`);
+      // The same link the next time.
+      assert.equal((await page('GET', `/portal/${SUB}/invoices/${ownInvoice.id}/pay`, { cookie })).headers.location, res.headers.location);
+    });
+
+    it('a session is its own portal\'s: another organisation\'s portal does not know it', async () => {
+      await setPortal({ active: true }, other, 'anden');
+      try {
+        const res = await page('GET', '/portal/anden', { cookie });
+        assert.equal(res.statusCode, 200);
+        assert.match(res.body, /<h1>Log ind<\/h1>/);
+        assert.doesNotMatch(res.body, /Log ud/);
+      } finally {
+        await setPortal({ active: false }, other, 'anden');
+      }
+    });
+
+    describe('subscriptions', () => {
+      it('with self-service: listed with Pause and Cancel; Pause needs the session\'s CSRF token, then pauses as the API does', async () => {
+        const home = await page('GET', `/portal/${SUB}`, { cookie });
+        assert.match(home.body, /data-testid="subscriptions"/);
+        assert.match(home.body, /Brødabonnement/);
+        const csrf = csrfOf(home.body)!;
+        const action = `/portal/${SUB}/subscriptions/${subscriptionId}/pause`;
+        assert.match(home.body, new RegExp(`action="${action}"`));
+
+        const forms: Record<string, string>[] = [{}, { csrf: 'forkert' }, { csrf: csrf.slice(0, -2) + (csrf.endsWith('AA') ? 'BB' : 'AA') }];
+        for (const form of forms) {
+          const refused = await page('POST', action, { cookie, form });
+          assert.equal(refused.statusCode, 403, JSON.stringify(form));
+          assert.match(refused.body, /Siden var for gammel/);
+        }
+        // Another session's token is not this one's.
+        const otherCookie = await signIn();
+        const otherCsrf = csrfOf((await page('GET', `/portal/${SUB}`, { cookie: otherCookie })).body)!;
+        assert.notEqual(otherCsrf, csrf);
+        assert.equal((await page('POST', action, { cookie, form: { csrf: otherCsrf } })).statusCode, 403);
+        assert.equal(await subscriptionStatus(subscriptionId), 'active');
+
+        const paused = await page('POST', action, { cookie, form: { csrf } });
+        assert.equal(paused.statusCode, 303);
+        assert.equal(paused.headers.location, `/portal/${SUB}?lang=da&done=pause`);
+        assert.equal(await subscriptionStatus(subscriptionId), 'paused');
+        const [event] = await db.sql<{ type: string }[]>`SELECT type FROM events WHERE entity_id = ${subscriptionId} ORDER BY sekvensnummer DESC LIMIT 1`;
+        assert.equal(event!.type, 'subscription.paused');
+        const after = await page('GET', String(paused.headers.location), { cookie });
+        assert.match(after.body, /Abonnementet er sat på pause/);
+        assert.match(after.body, /data-testid="subscription-status">Sat på pause</);
+
+        // Pausing again is refused as the lifecycle refuses it.
+        const again = await page('POST', action, { cookie, form: { csrf } });
+        assert.equal(again.statusCode, 422);
+        assert.match(again.body, /Det kan ikke lade sig gøre/);
+        const resumed = await page('POST', `/portal/${SUB}/subscriptions/${subscriptionId}/resume`, { cookie, form: { csrf } });
+        assert.equal(resumed.statusCode, 303);
+        assert.equal(await subscriptionStatus(subscriptionId), 'active');
+      });
+
+      it('another customer\'s subscription, or an action there is not, is 404', async () => {
+        const theirs = (await created(apiCall('POST', '/v1/subscriptions', {
+          body: { customerId: otherCustomerId, name: 'Kage', interval: { unit: 'month', count: 1 }, startDate: '2096-01-31', lines: [{ description: 'Kage', quantity: 1, unitPriceOere: 1_000 }] },
+        }))).id;
+        const csrf = csrfOf((await page('GET', `/portal/${SUB}`, { cookie })).body)!;
+        assert.equal((await page('POST', `/portal/${SUB}/subscriptions/${theirs}/cancel`, { cookie, form: { csrf } })).statusCode, 404);
+        assert.equal(await subscriptionStatus(theirs), 'active');
+        assert.equal((await page('POST', `/portal/${SUB}/subscriptions/${subscriptionId}/delete`, { cookie, form: { csrf } })).statusCode, 404);
+      });
+
+      it('without self-service: no subscription section, and the actions are refused', async () => {
+        await setPortal({ active: true, selfService: false });
+        try {
+          const home = await page('GET', `/portal/${SUB}`, { cookie });
+          assert.equal(home.statusCode, 200);
+          assert.doesNotMatch(home.body, /data-testid="subscriptions"/);
+          assert.doesNotMatch(home.body, /Brødabonnement/);
+          const csrf = csrfOf(home.body)!;
+          const res = await page('POST', `/portal/${SUB}/subscriptions/${subscriptionId}/cancel`, { cookie, form: { csrf } });
+          assert.equal(res.statusCode, 404);
+          assert.equal(await subscriptionStatus(subscriptionId), 'active');
+        } finally {
+          await setPortal({ active: true, selfService: true });
+        }
+      });
+    });
+
+    it('signing out needs the CSRF token, ends the session for good and clears the cookie', async () => {
+      const mine = await signIn();
+      const csrf = csrfOf((await page('GET', `/portal/${SUB}`, { cookie: mine })).body)!;
+      assert.equal((await page('POST', `/portal/${SUB}/sign-out`, { cookie: mine, form: {} })).statusCode, 403);
+      const out = await page('POST', `/portal/${SUB}/sign-out`, { cookie: mine, form: { csrf } });
+      assert.equal(out.statusCode, 200);
+      assert.match(String(out.headers['set-cookie']), new RegExp(`^portal_session=; Path=/portal/${SUB}; Max-Age=0; HttpOnly; SameSite=Lax$`));
+      assert.match(out.body, /Du er logget ud/);
+      const after = await page('GET', `/portal/${SUB}`, { cookie: mine });
+      assert.match(after.body, /<h1>Log ind<\/h1>/);
+      assert.equal((await page('GET', `/portal/${SUB}/invoices/${ownInvoice.id}/pdf`, { cookie: mine })).statusCode, 401);
+    });
+
+    it('an expired session, or one whose address no customer has any more, is signed out', async () => {
+      const mine = await signIn();
+      await db.sql`UPDATE portal_sessions SET expires_at = now() - interval '1 second' WHERE token_sha256 = ${sha256(mine.split('=')[1]!)}`;
+      assert.match((await page('GET', `/portal/${SUB}`, { cookie: mine })).body, /<h1>Log ind<\/h1>/);
+
+      const moving = (await created(apiCall('POST', '/v1/customers', { body: { type: 'person', name: 'Flytter', email: 'flytter@kunde.dk' } }))).id;
+      const theirs = await signIn('flytter@kunde.dk');
+      assert.match((await page('GET', `/portal/${SUB}`, { cookie: theirs })).body, /Dine fakturaer/);
+      const patched = await apiCall('PATCH', `/v1/customers/${moving}`, { body: { email: 'ny@kunde.dk' } });
+      assert.equal(patched.status, 200, patched.raw);
+      assert.match((await page('GET', `/portal/${SUB}`, { cookie: theirs })).body, /<h1>Log ind<\/h1>/);
+    });
+  });
+
+  describe('branding', () => {
+    it('the palette, the primary colour as accent (with readable text on it) and the light logo', async () => {
+      await setPortal({ active: true, selfService: true, palette: 'skov', primaryColor: '#FFD700' });
+      const png = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000' + '1f15c4890000000d49444154789c6360f8cf000000030101' + '00c9fe92ef0000000049454e44ae426082', 'hex');
+      const hash = sha256(png).toString('hex');
+      await db.sql`INSERT INTO branding_images (organization_id, sha256, mime, content, width, height) VALUES (${org.organizationId}, ${hash}, 'image/png', ${png}, 1, 1)`;
+      await db.sql`INSERT INTO branding_logos (organization_id, variant, sha256) VALUES (${org.organizationId}, 'light', ${hash})`;
+      try {
+        const res = await page('GET', `/portal/${SUB}`);
+        assert.match(res.body, /<body class="portal palette-skov">/);
+        assert.match(res.body, new RegExp(`<img class="logo" src="/portal/${SUB}/logo/${hash}" alt="Bager Hansen ApS">`));
+        const logo = await page('GET', `/portal/${SUB}/logo/${hash}`);
+        assert.equal(logo.statusCode, 200);
+        assert.equal(logo.headers['content-type'], 'image/png');
+        assert.ok(logo.rawPayload.equals(png));
+        assert.equal(logo.headers['content-security-policy'], "default-src 'none'; style-src 'unsafe-inline'; sandbox");
+        assert.equal((await page('GET', `/portal/${SUB}/logo/${'0'.repeat(64)}`)).statusCode, 404);
+        // Gold is light: black text on it.
+        const theme = await page('GET', `/portal/${SUB}/theme.css`);
+        assert.equal(theme.body, 'body.portal { --accent: #ffd700; --accent-text: #000000; }\n');
+        await setPortal({ active: true, selfService: true, palette: 'skov', primaryColor: '#1A237E' });
+        assert.equal((await page('GET', `/portal/${SUB}/theme.css`)).body, 'body.portal { --accent: #1a237e; --accent-text: #ffffff; }\n');
+        const css = await page('GET', `/portal/${SUB}/portal.css`);
+        assert.equal(css.headers['content-type'], 'text/css; charset=utf-8');
+        for (const palette of ['smoer', 'lys', 'beton', 'sand', 'graa', 'mint', 'blaa', 'is', 'groen', 'varm', 'lavendel', 'rosa', 'moerk', 'midnat', 'grafit', 'skov', 'espresso', 'vin']) {
+          assert.match(css.body, new RegExp(`\\.palette-${palette} +\\{ --bg: #`), palette);
+        }
+      } finally {
+        await db.sql`DELETE FROM branding_logos WHERE organization_id = ${org.organizationId}`;
+        await setPortal({ active: true, selfService: true });
+      }
+    });
+  });
+
+  it('logs name neither the token nor the address', async () => {
+    const token = await requestLink();
+    await page('POST', `/portal/${SUB}/sign-in/${token}`, { form: {} });
+    const logs = pay.logs();
+    assert.ok(logs.includes('/portal/[subdomain]/sign-in/[token]'), 'the redeeming request is logged by its route');
+    assert.ok(!logs.includes(token));
+    assert.ok(!logs.includes(EMAIL) && !logs.includes('bogholderi'));
+  });
+});

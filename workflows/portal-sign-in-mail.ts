@@ -1,0 +1,39 @@
+import * as restate from '@restatedev/restate-sdk';
+import { WORK, WORKFLOW_SERVICES, type WorkTarget } from '../contracts/workflows.ts';
+import type { SignInMailAttempt } from '../services/pay/portal/deliver-sign-in-mail.ts';
+import { RETRY, step } from './shared/durable.ts';
+
+/**
+ * The mail of one customer-portal sign-in link, as a virtual object keyed by the link's id (services/pay/portal).
+ * The pay service lists it in the wake index when the link is requested and pokes it after the commit; a lost poke
+ * is picked up by the housekeeping loop. Mailing and recording are separate steps, as for invoice mails: once the
+ * server has taken the mail, a failure while recording retries the recording only. The journal holds the link's id
+ * and the steps' outcomes, never the token or the address.
+ */
+export const PORTAL_SIGN_IN_MAIL = WORKFLOW_SERVICES.PortalSignInMail;
+
+export interface PortalSignInMailActivities {
+  mailPortalSignInLink(linkId: string): Promise<SignInMailAttempt>;
+  recordPortalSignInMail(linkId: string, attempt: SignInMailAttempt): Promise<{ status: string }>;
+  giveUpPortalSignInMail(linkId: string): Promise<{ status: string }>;
+  parkWork(target: WorkTarget, error: string): Promise<boolean>;
+}
+
+export function createPortalSignInMail(activities: PortalSignInMailActivities) {
+  return restate.object({
+    name: PORTAL_SIGN_IN_MAIL,
+    handlers: {
+      deliver: async (ctx: restate.ObjectContext): Promise<{ status: string }> => {
+        const attempt = await step(ctx, 'mail', () => activities.mailPortalSignInLink(ctx.key), 'mail');
+        const recorded = attempt.ok
+          ? await step(ctx, 'record', () => activities.recordPortalSignInMail(ctx.key, attempt.value), 'database')
+          : await step(ctx, 'give-up', () => activities.giveUpPortalSignInMail(ctx.key), 'database');
+        if (recorded.ok) return recorded.value;
+        await ctx.run('park', () => activities.parkWork(WORK.portalSignInMail(ctx.key), recorded.failed), RETRY.database);
+        return { status: 'parked' };
+      },
+    },
+  });
+}
+
+export type PortalSignInMail = ReturnType<typeof createPortalSignInMail>;
