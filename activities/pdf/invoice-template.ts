@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import Handlebars from 'handlebars';
 import type { ExemptionReason, InvoiceDocumentView } from '../../services/invoices/invoice-document.ts';
 import { formatOere, groupThousands } from '../../services/shared/money.ts';
+import { logoDataUrl } from '../../services/branding/document-logo.ts';
 
 /**
  * Invoice and credit note documents as self-contained HTML (Momsbekendtgørelsen § 58, danish-rules.md 7).
@@ -166,6 +167,8 @@ export interface InvoiceTemplateModel {
   /** Printed in the page margin by CSS (`@page`), so it must be a plain CSS string: see cssString. */
   pageLabel: { prefix: string; of: string };
   seller: { name: string; addressLines: string[]; cvr: string | null; email: string | null };
+  /** The organisation's logo as a data: URL (the renderer loads nothing from the network); null: none. */
+  logo: { src: string } | null;
   buyer: { name: string; contactPerson: string | null; addressLines: string[]; cvr: string | null };
   details: { label: string; value: string }[];
   credits: { reference: string; reason: string } | null;
@@ -240,6 +243,7 @@ export function invoiceTemplateModel(view: InvoiceDocumentView): InvoiceTemplate
     title,
     pageLabel: { prefix: cssString(`${title} ${number} · ${t.page}`), of: cssString(t.pageOf) },
     seller: { name: seller.name, addressLines: addressLines(seller), cvr: seller.cvr, email: seller.email },
+    logo: view.logo ? { src: logoDataUrl(view.logo) } : null,
     buyer: { name: view.buyer.name, contactPerson: view.buyer.contactPerson, addressLines: addressLines(view.buyer), cvr: view.buyer.cvr },
     details,
     credits: view.credits

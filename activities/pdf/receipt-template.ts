@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import Handlebars from 'handlebars';
 import type { ReceiptDocumentView } from '../../services/payments/receipt-document.ts';
 import { formatOere } from '../../services/shared/money.ts';
+import { logoDataUrl } from '../../services/branding/document-logo.ts';
 import { addressLines, formatDate } from './invoice-template.ts';
 
 /**
@@ -60,6 +61,8 @@ export interface ReceiptTemplateModel {
   language: Language;
   title: string;
   seller: { name: string; addressLines: string[]; cvr: string | null; email: string | null };
+  /** The organisation's logo as a data: URL (the renderer loads nothing from the network); null: none. */
+  logo: { src: string } | null;
   buyer: { name: string; contactPerson: string | null; addressLines: string[]; cvr: string | null };
   details: { label: string; value: string }[];
   amounts: { label: string; value: string; main: boolean }[];
@@ -91,6 +94,7 @@ export function receiptTemplateModel(view: ReceiptDocumentView): ReceiptTemplate
     language: lang,
     title: t.title,
     seller: { name: seller.name, addressLines: addressLines(seller), cvr: seller.cvr, email: seller.email },
+    logo: view.logo ? { src: logoDataUrl(view.logo) } : null,
     buyer: { name: view.buyer.name, contactPerson: view.buyer.contactPerson, addressLines: addressLines(view.buyer), cvr: view.buyer.cvr },
     details,
     amounts: [

@@ -3,6 +3,7 @@ import Handlebars from 'handlebars';
 import type { ReminderDocumentView } from '../../services/reminders/reminder-document.ts';
 import { formatOere } from '../../services/shared/money.ts';
 import { addressLines, formatDate } from './invoice-template.ts';
+import { logoDataUrl } from '../../services/branding/document-logo.ts';
 
 /**
  * A reminder as self-contained HTML: the free payment reminder, a numbered reminder ("rykker"), or the demand letter
@@ -137,6 +138,8 @@ export interface ReminderTemplateModel {
   title: string;
   subtitle: TextPiece[] | null;
   seller: { name: string; addressLines: string[]; cvr: string | null; email: string | null };
+  /** The organisation's logo as a data: URL (the renderer loads nothing from the network); null: none. */
+  logo: { src: string } | null;
   buyer: { name: string; contactPerson: string | null; addressLines: string[]; cvr: string | null };
   details: { label: string; value: string }[];
   intro: TextPiece[];
@@ -187,6 +190,7 @@ export function reminderTemplateModel(view: ReminderDocumentView): ReminderTempl
     title: reminderTitle(view),
     subtitle: view.demandLetter && view.reminderNumber !== null ? pieces(t.demandSubtitle(view.reminderNumber)) : null,
     seller: { name: seller.name, addressLines: addressLines(seller), cvr: seller.cvr, email: seller.email },
+    logo: view.logo ? { src: logoDataUrl(view.logo) } : null,
     buyer: { name: view.buyer.name, contactPerson: view.buyer.contactPerson, addressLines: addressLines(view.buyer), cvr: view.buyer.cvr },
     details: [
       { label: t.date, value: date(view.sentOn) },

@@ -10,6 +10,7 @@ import { documentView, takeNextNumber, type IssueDeps } from './issue-invoice.ts
 import { recordTimeline } from './record-timeline.ts';
 import { assertSellerDetailsComplete } from '../organizations/seller-details.ts';
 import { isIssued } from './invoice-lifecycle.ts';
+import { currentDocumentLogo } from '../branding/document-logo.ts';
 
 const notCreditable = (why: string) => new DomainError('invoice_not_creditable', why);
 
@@ -57,7 +58,8 @@ export async function creditInvoice(
     issueDate: original.issue_date!,
     reason,
   });
-  const pdf = await deps.pdf.render(view.kind, view);
+  const logo = await currentDocumentLogo(sql, organizationId);
+  const pdf = await deps.pdf.render(view.kind, { ...view, logo: logo?.logo ?? null });
   const doc = await deps.documents.put(sql, { organizationId, contentType: 'application/pdf', bytes: pdf });
   const id = uuidv7();
   // The database clock, like every other timestamp of the invoice.
@@ -90,6 +92,7 @@ export async function creditInvoice(
       buyer_snapshot: view.buyer,
       document_sha256: doc.sha256,
       issued_at: issuedAt,
+      logo_sha256: logo?.sha256 ?? null,
     } as Record<string, unknown>)}`;
   await sql`
     INSERT INTO invoice_lines (organization_id, invoice_id, position, description, quantity, unit_price_oere, vat_rate_bps, vat_exemption_reason,

@@ -7,6 +7,7 @@ import { responseJson, storeResponse } from '../idempotency/stored-response.ts';
 import type { InvoiceDocumentView } from './invoice-document.ts';
 import { findInvoiceRow, getInvoiceOrThrow } from './invoice-queries.ts';
 import { frozenDocumentView } from './load-document-view.ts';
+import { loadDocumentLogo } from '../branding/document-logo.ts';
 import { transitionInvoice } from './invoice-lifecycle.ts';
 import { recordTimeline } from './record-timeline.ts';
 import { requestInvoiceSend } from './send-invoice.ts';
@@ -50,6 +51,10 @@ const findReservation = async (sql: Queryable, invoiceId: string, lock: boolean)
     SELECT organization_id, idempotency_key, request_hash, response_status, response_location, send, language
     FROM invoice_issues WHERE invoice_id = ${invoiceId} ${lock ? sql`FOR UPDATE` : sql``}`)[0];
 
+const recordedLogo = async (sql: Queryable, organizationId: string, invoiceId: string): Promise<string | null> =>
+  (await sql<{ logo_sha256: string | null }[]>`SELECT logo_sha256 FROM invoices WHERE organization_id = ${organizationId} AND id = ${invoiceId}`)[0]
+    ?.logo_sha256 ?? null;
+
 /** The reserved invoice's document, built only from what the reservation froze. */
 async function reservedView(sql: Queryable, invoiceId: string): Promise<{ organizationId: string; view: InvoiceDocumentView } | undefined> {
   const reservation = await findReservation(sql, invoiceId, false);
@@ -57,7 +62,9 @@ async function reservedView(sql: Queryable, invoiceId: string): Promise<{ organi
   const org = reservation.organization_id;
   const row = await findInvoiceRow(sql, org, invoiceId, { type: 'invoice' });
   if (!row || row.status !== 'issuing') return undefined;
-  return { organizationId: org, view: await frozenDocumentView(sql, org, row, { language: reservation.language, email: null }) };
+  const view = await frozenDocumentView(sql, org, row, { language: reservation.language, email: null });
+  // The logo the reservation recorded, however long after it the PDF is rendered (docs/api-conventions.md, "Branding").
+  return { organizationId: org, view: { ...view, logo: await loadDocumentLogo(sql, org, await recordedLogo(sql, org, invoiceId)) } };
 }
 
 /**

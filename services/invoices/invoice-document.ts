@@ -1,3 +1,5 @@
+import type { DocumentLogo } from '../branding/document-logo.ts';
+
 /**
  * What an issued invoice or credit note document shows (Momsbekendtgørelsen § 58, danish-rules.md 7): everything the
  * PDF template needs, already computed and frozen. Amounts are øre; formatting is the template's job.
@@ -47,4 +49,6 @@ export interface InvoiceDocumentView {
   grossOere: number;
   /** For a credit note: the invoice it credits (number and date must be printed) and why. */
   credits: { number: number; issueDate: string; reason: string } | null;
+  /** The organisation's light logo as recorded at issue (services/branding/document-logo.ts); absent or null: none. */
+  logo?: DocumentLogo | null;
 }

@@ -12,6 +12,7 @@ import type { ExemptionReason, InvoiceDocumentView } from './invoice-document.ts
 import { notEditable } from './replace-invoice.ts';
 import { assertSellerDetailsComplete } from '../organizations/seller-details.ts';
 import { openStatuses, transitionInvoice } from './invoice-lifecycle.ts';
+import { lightLogoNow } from '../branding/document-logo.ts';
 
 export interface IssueDeps {
   keyring: Keyring;
@@ -154,7 +155,8 @@ export async function reserveIssue(
   await assertCustomerTotalRepresentable(sql, organizationId, row.customer_id, row.gross_oere);
   await transitionInvoice(sql, organizationId, id, 'reserveIssue', {
     set: sql`number = ${number}, issue_date = ${issueDate}, due_date = ${dueDate},
-      seller_snapshot = ${sql.json(printedSeller(seller) as never)}, buyer_snapshot = ${sql.json(printedBuyer(buyer) as never)}`,
+      seller_snapshot = ${sql.json(printedSeller(seller) as never)}, buyer_snapshot = ${sql.json(printedBuyer(buyer) as never)},
+      logo_sha256 = ${lightLogoNow(sql, organizationId)}`,
     refused: notEditable,
   });
   await sql`

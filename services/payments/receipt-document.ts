@@ -3,6 +3,7 @@ import type { Keyring } from '../shared/crypto.ts';
 import type { Queryable } from '../shared/db.ts';
 import type { DocumentParty, InvoiceDocumentView } from '../invoices/invoice-document.ts';
 import { loadBuyer, loadSeller, printedBuyer, printedSeller } from '../invoices/document-parties.ts';
+import { loadDocumentLogo, type DocumentLogo } from '../branding/document-logo.ts';
 
 /**
  * What a payment receipt shows: the creditor (as it is when the receipt is made), the payer as printed on the
@@ -24,6 +25,8 @@ export interface ReceiptDocumentView {
     /** The part beyond the balance it met, which the payer now holds as credit. */
     surplusOere: number;
   };
+  /** The organisation's light logo when the payment was booked (its receipt requested); absent or null: none. */
+  logo?: DocumentLogo | null;
 }
 
 /** The receipt view of a payment, read from what is stored; undefined when no such payment exists. */
@@ -31,10 +34,10 @@ export async function loadReceiptView(sql: Queryable, keyring: Keyring, paymentI
   const [p] = await sql<{
     organization_id: string; customer_id: string; source: PaymentSource; booking_key: string; amount_oere: number; payment_date: string;
     outcome: PaymentOutcome; surplus_oere: number; number: number; issue_date: string; gross_oere: number;
-    buyer_snapshot: ReceiptDocumentView['buyer'] | null;
+    buyer_snapshot: ReceiptDocumentView['buyer'] | null; logo_sha256: string | null;
   }[]>`
     SELECT p.organization_id, p.customer_id, p.source, p.booking_key, p.amount_oere, p.payment_date, p.outcome, p.surplus_oere,
-           i.number, i.issue_date, i.gross_oere, i.buyer_snapshot
+           i.number, i.issue_date, i.gross_oere, i.buyer_snapshot, r.logo_sha256
     -- Through the payment's receipt request (every payment has one, from its insert trigger), which names the
     -- organisation the payment is keyed by.
     FROM payment_receipts r
@@ -62,6 +65,7 @@ export async function loadReceiptView(sql: Queryable, keyring: Keyring, paymentI
         outcome: p.outcome,
         surplusOere: p.surplus_oere,
       },
+      logo: await loadDocumentLogo(sql, p.organization_id, p.logo_sha256),
     },
   };
 }

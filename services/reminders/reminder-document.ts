@@ -4,6 +4,7 @@ import { isUuid } from '../shared/ids.ts';
 import type { InvoiceDocumentView } from '../invoices/invoice-document.ts';
 import { loadBuyer } from '../invoices/document-parties.ts';
 import { findInvoiceRow } from '../invoices/invoice-queries.ts';
+import { loadDocumentLogo, type DocumentLogo } from '../branding/document-logo.ts';
 import { findVerifiedPaymentDomain, formatPaymentCode, paymentLinkUrl } from '../payments/payment-links.ts';
 
 /**
@@ -41,6 +42,8 @@ export interface ReminderDocumentView {
   totalOere: number;
   /** The invoice's payment link, when it has one: its code, and its URL when the pay page's address is known. */
   paymentLink: { url: string | null; paymentCode: string } | null;
+  /** The organisation's light logo when the reminder was taken; absent or null: none. */
+  logo?: DocumentLogo | null;
 }
 
 /**
@@ -61,9 +64,9 @@ export async function loadReminderView(
   if (!isUuid(reminderId) || !isUuid(organizationId)) return undefined;
   const [r] = await sql<{
     invoice_id: string; customer_id: string; type: 'payment_reminder' | 'reminder'; reminder_number: number | null;
-    fee_oere: number; demand_letter: boolean; sent_on: string; deadline: string;
+    fee_oere: number; demand_letter: boolean; sent_on: string; deadline: string; logo_sha256: string | null;
   }[]>`
-    SELECT invoice_id, customer_id, type, reminder_number, fee_oere, demand_letter, sent_on, deadline
+    SELECT invoice_id, customer_id, type, reminder_number, fee_oere, demand_letter, sent_on, deadline, logo_sha256
     FROM reminders WHERE organization_id = ${organizationId} AND id = ${reminderId}`;
   if (!r) return undefined;
   const invoice = await findInvoiceRow(sql, organizationId, r.invoice_id, { type: 'invoice' });
@@ -105,6 +108,7 @@ export async function loadReminderView(
     feeOere: r.fee_oere,
     paidTowardsFeesOere,
     totalOere: principalOere + feesBeforeOere + r.fee_oere - paidTowardsFeesOere,
+    logo: await loadDocumentLogo(sql, organizationId, r.logo_sha256),
     paymentLink: link
       ? {
         url: paymentDomain || base ? paymentLinkUrl(link.reference, base ?? '', paymentDomain) : null,

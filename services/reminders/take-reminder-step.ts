@@ -27,6 +27,7 @@ import {
   type TakenReminder,
 } from './reminder-policy.ts';
 import { loadReminderSettings, type ReminderSettings } from './reminder-settings.ts';
+import { lightLogoNow } from '../branding/document-logo.ts';
 
 /**
  * Taking a reminder step, in the caller's transaction with the invoice's row locked: the engine's automatic steps
@@ -207,11 +208,11 @@ export async function takeReminder(
   const status = channel.channel === null ? 'failed' : 'sent';
   await sql`
     INSERT INTO reminders (id, organization_id, invoice_id, customer_id, type, reminder_number, fee_oere, fee_id, channel, status,
-                           failure_code, demand_letter, source, sent_on, sent_at, deadline, delivery)
+                           failure_code, demand_letter, source, sent_on, sent_at, deadline, delivery, logo_sha256)
     VALUES (${id}, ${org}, ${invoice.id}, ${invoice.customer_id}, ${step.type}, ${step.reminderNumber}, ${fee}, ${feeId},
             ${channel.channel}, ${status}, ${channel.channel === null ? channel.failureCode : null}, ${step.demandLetter},
             ${step.source}, ${step.sentOn}::date, ${sentAt}, ${addDays(step.sentOn, DEADLINE_DAYS)}::date,
-            ${channel.channel === null ? 'none' : 'pending'})`;
+            ${channel.channel === null ? 'none' : 'pending'}, ${lightLogoNow(sql, org)})`;
   await recordTimeline(sql, org, invoice.id, 'reminder', {
     reminderId: id,
     type: step.type,
