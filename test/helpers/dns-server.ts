@@ -1,3 +1,4 @@
+import { Socket } from 'node:net';
 import dns2 from 'dns2';
 
 /**
@@ -18,9 +19,14 @@ export interface TestDnsServer {
   a(name: string, address: string): void;
   silence(name: string): void;
   fail(name: string): void;
+  /**
+   * Answers the name over UDP truncated (TC bit, no records), as a server does when the answer is too large for a
+   * datagram; the resolver then asks again over TCP, where the records come in full.
+   */
+  tcpOnly(name: string): void;
   /** Forgets every record of a name. */
   remove(name: string): void;
-  /** Queries received, as `TYPE name`, oldest first. */
+  /** Queries received, as `udp|tcp TYPE name`, oldest first. */
   queries(): string[];
   close(): Promise<void>;
 }
@@ -31,6 +37,7 @@ interface Records {
   a?: string;
   silent?: boolean;
   servfail?: boolean;
+  tcpOnly?: boolean;
 }
 
 const { Packet } = dns2;
@@ -43,16 +50,21 @@ export async function startTestDnsServer(): Promise<TestDnsServer> {
   const seen: string[] = [];
   const key = (name: string) => name.toLowerCase().replace(/\.$/, '');
 
-  const handle: dns2.DnsHandler = (request, send) => {
+  const handle: dns2.DnsHandler = (request, send, client) => {
     const response = Packet.createResponseFromRequest(request);
     const [question] = request.questions;
     if (!question) return void send(response);
     const name = key(question.name);
-    seen.push(`${TYPE_NAMES[question.type] ?? question.type} ${name}`);
+    const overTcp = client instanceof Socket;
+    seen.push(`${overTcp ? 'tcp' : 'udp'} ${TYPE_NAMES[question.type] ?? question.type} ${name}`);
     const records = zone.get(name);
     if (records?.silent) return;
     if (records?.servfail) {
       response.header.rcode = RCODE.SERVFAIL;
+      return void send(response);
+    }
+    if (records?.tcpOnly && !overTcp) {
+      response.header.tc = 1;
       return void send(response);
     }
     if (!records) {
@@ -77,8 +89,8 @@ export async function startTestDnsServer(): Promise<TestDnsServer> {
     const { port } = udp.address();
     const tcp = dns2.createTCPServer(handle);
     // A resolver may keep its TCP connection open; closing the server ends them.
-    const sockets = new Set<import('node:net').Socket>();
-    tcp.on('connection', (socket: import('node:net').Socket) => {
+    const sockets = new Set<Socket>();
+    tcp.on('connection', (socket: Socket) => {
       sockets.add(socket);
       socket.once('close', () => sockets.delete(socket));
     });
@@ -100,6 +112,7 @@ export async function startTestDnsServer(): Promise<TestDnsServer> {
       a: (name, address) => set(name, { a: address }),
       silence: (name) => set(name, { silent: true }),
       fail: (name) => set(name, { servfail: true }),
+      tcpOnly: (name) => set(name, { tcpOnly: true }),
       remove: (name) => void zone.delete(key(name)),
       queries: () => [...seen],
       close: () =>

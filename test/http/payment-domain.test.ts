@@ -160,7 +160,7 @@ describe('payment domain: GET/PUT /v1/payment-domain, POST /v1/payment-domain/ve
     assert.equal(res.body.data.failureReason, null);
     assert.ok(Date.parse(res.body.data.checkedAt) >= before - 1000);
     assert.deepEqual({ ...res.body.data, checkedAt: null }, { ...set, status: 'verified' });
-    assert.ok(dns.queries().includes(`TXT _faktura-verify.${domain}`));
+    assert.ok(dns.queries().includes(`udp TXT _faktura-verify.${domain}`));
     assert.deepEqual((await get(org)).body.data, res.body.data);
     assert.equal((await row(org))!.status, 'verified');
   });
@@ -197,6 +197,20 @@ describe('payment domain: GET/PUT /v1/payment-domain, POST /v1/payment-domain/ve
     // A verified domain whose record is taken away fails on the next check.
     dns.remove(name);
     await expectFailed(`${name} does not exist in DNS (NXDOMAIN).`);
+  });
+
+  it('a TXT answer too large for UDP: the resolver asks again over TCP and the domain is verified', async () => {
+    const org = await createTestOrg();
+    const domain = fresh();
+    const name = `_faktura-verify.${domain}`;
+    const set = (await put(org, domain)).body.data;
+    dns.txt(name, ...Array.from({ length: 8 }, (_, i) => `google-site-verification=${String(i).repeat(43)}`), set.verification.value);
+    dns.tcpOnly(name);
+    const res = await verify(org);
+    assert.equal(res.status, 200, res.raw);
+    assert.equal(res.body.data.status, 'verified', res.raw);
+    const asked = dns.queries().filter((q) => q.endsWith(`TXT ${name}`));
+    assert.deepEqual(asked, [`udp TXT ${name}`, `tcp TXT ${name}`]);
   });
 
   it('verify with no domain set: 422 payment_domain_missing (also after clearing it), and nothing is looked up', async () => {
