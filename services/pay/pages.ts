@@ -25,6 +25,8 @@ interface Layout {
   /** This page in the other language. */
   switchHref: string;
   refreshSeconds: number | null;
+  /** The organisation's logo beside its name (an invoice's pages); null elsewhere. */
+  logoSrc: string | null;
 }
 
 export interface CodePage {
@@ -66,7 +68,7 @@ const templates = {
   message: compile<MessagePage>('message'),
 };
 
-export type LayoutInput = Omit<Layout, 't' | 'refreshSeconds'> & { refreshSeconds?: number };
+export type LayoutInput = Omit<Layout, 't' | 'refreshSeconds' | 'logoSrc'> & { refreshSeconds?: number; logoSrc?: string | null };
 
 interface Models {
   code: CodePage;
@@ -76,6 +78,6 @@ interface Models {
 }
 
 export function renderPage<K extends keyof Models>(kind: K, layout: LayoutInput, model: Models[K]): string {
-  const full = { ...layout, refreshSeconds: layout.refreshSeconds ?? null, t: TEXTS[layout.lang], ...model };
+  const full = { ...layout, refreshSeconds: layout.refreshSeconds ?? null, logoSrc: layout.logoSrc ?? null, t: TEXTS[layout.lang], ...model };
   return (templates[kind] as unknown as (m: Layout & Models[K]) => string)(full);
 }

@@ -19,6 +19,8 @@ export interface PayView {
   balanceOere: number;
   /** The customer's document language, the page's default when the browser states no preference we have. */
   customerLanguage: 'da' | 'en';
+  /** SHA-256 (hex) of the organisation's light logo now, shown on the page; null without one. */
+  logoSha256: string | null;
 }
 
 /** The invoice behind a link, read fresh: never a cached balance. Undefined for unknown links (and, defensively, drafts). */
@@ -27,8 +29,9 @@ export async function loadPayView(sql: Queryable, by: { reference: string } | { 
   if (!link) return undefined;
   const row = await findInvoiceRow(sql, link.organizationId, link.invoiceId, { type: 'invoice' });
   if (!row || !isIssued(row.status) || row.number === null) return undefined;
-  const [who] = await sql<{ name: string; language: 'da' | 'en' | null }[]>`
-    SELECT o.name, c.language FROM organizations o
+  const [who] = await sql<{ name: string; language: 'da' | 'en' | null; logo: string | null }[]>`
+    SELECT o.name, c.language, (SELECT sha256 FROM branding_logos WHERE organization_id = o.id AND variant = 'light') AS logo
+    FROM organizations o
     JOIN customers c ON c.organization_id = o.id AND c.id = ${row.customer_id}
     WHERE o.id = ${link.organizationId}`;
   const invoice = toInvoice(row);
@@ -43,6 +46,7 @@ export async function loadPayView(sql: Queryable, by: { reference: string } | { 
     grossOere: invoice.grossOere,
     balanceOere: invoice.balanceOere,
     customerLanguage: who!.language ?? 'da',
+    logoSha256: who!.logo,
   };
 }
 
