@@ -13,6 +13,7 @@ import { LookupLimiter, type LookupLimits } from './lookup-limiter.ts';
 import { PAY_CSS, renderPage, type LayoutInput } from './pages.ts';
 import { formatOere } from '../shared/money.ts';
 import { formatDate, pickLanguage, TEXTS, type Language } from './texts.ts';
+import { payPageLogoRoute } from '../branding/pay-page-logo.ts';
 import { servePaymentDomainLinks } from './payment-domain-host.ts';
 import { registerPortalRoutes, type PortalDeps } from './portal/portal-routes.ts';
 import { portalRewriteUrl } from './portal/portal-host.ts';
@@ -182,6 +183,7 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
     const path = `/p/${view.reference}`;
     return html(reply, status, renderPage('invoice', {
       lang, title: t.invoiceTitle(view.invoiceNumber), brand: view.creditorName, switchHref: switchHref(path, lang),
+      logoSrc: view.logoSha256 ? `${path}/logo/${view.logoSha256}` : null,
     }, {
       heading: t.invoiceTitle(view.invoiceNumber),
       notice,
@@ -264,6 +266,7 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
     const path = `/p/${reference}`;
     const layout = (title: string, refresh?: number): LayoutInput => ({
       lang, title, brand: view.creditorName, switchHref: switchHref(`${path}/return?session=${encodeURIComponent(String(req.query.session))}`, lang),
+      logoSrc: view.logoSha256 ? `${path}/logo/${view.logoSha256}` : null,
       ...(refresh ? { refreshSeconds: refresh } : {}),
     });
     if (status.status === 'succeeded') {
@@ -325,6 +328,7 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
     return reply.code(200).send({ received: true, effect: handled.effect });
   });
 
+  payPageLogoRoute(app, deps.db);
   deps.providerRoutes?.(app);
   if (deps.portal) registerPortalRoutes(app, { db: deps.db, clock: deps.clock, payBaseUrl: base }, deps.portal);
   // The test provider's pages of the start links (verification, card setup, accounting connection).
