@@ -15,8 +15,7 @@ import { formatOere } from '../shared/money.ts';
 import { formatDate, pickLanguage, TEXTS, type Language } from './texts.ts';
 import { payPageLogoRoute } from '../branding/pay-page-logo.ts';
 import { servePaymentDomainLinks } from './payment-domain-host.ts';
-import { registerPortalRoutes, type PortalDeps } from './portal/portal-routes.ts';
-import { portalRewriteUrl } from './portal/portal-host.ts';
+import { portalRouting, registerPortalRoutes, type PortalDeps } from './portal/portal-routes.ts';
 import { registerStartLinkPages } from './start-link-pages.ts';
 
 /**
@@ -103,8 +102,8 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
     return503OnClosing: false,
     logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 8192 },
-    // A portal's own host (<subdomain>.<PORTAL_BASE_DOMAIN>) reaches the portal's routes under /portal/<subdomain>.
-    ...(deps.portal?.baseDomain ? { rewriteUrl: portalRewriteUrl(deps.portal.baseDomain) } : {}),
+    // A portal's own host (<subdomain>.<PORTAL_BASE_DOMAIN>, its custom domain) reaches its routes under /portal/<subdomain>.
+    ...(deps.portal ? { rewriteUrl: portalRouting(deps.portal) } : {}),
   });
   // The fixed words of every route, for masking the path of a request no route matched; the provider's name is one.
   app.addHook('onRoute', (route) => routeWords.add(route.url));

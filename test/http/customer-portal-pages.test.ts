@@ -152,6 +152,27 @@ describe('customer portal pages', function () {
       // The pay service's own pages stay where they are on its own host.
       assert.match((await page('GET', '/')).body, /Betalingskode/);
     });
+
+    it('a verified custom domain serves the portal too (read when the service starts, and every 30 seconds)', async () => {
+      await db.sql`UPDATE customer_portals SET custom_domain = 'konto.bagerhansen.dk', custom_domain_status = 'unverified' WHERE organization_id = ${org.organizationId}`;
+      const unverified = await startTestPay({ portal: { keyring: testDb().keyring } });
+      try {
+        assert.match((await unverified.app.inject({ method: 'GET', url: '/', headers: { host: 'konto.bagerhansen.dk' } })).body, /Betalingskode/);
+      } finally {
+        await unverified.close();
+      }
+      await db.sql`UPDATE customer_portals SET custom_domain_status = 'verified' WHERE organization_id = ${org.organizationId}`;
+      const verified = await startTestPay({ portal: { keyring: testDb().keyring } });
+      try {
+        const res = await verified.app.inject({ method: 'GET', url: '/?lang=en', headers: { host: 'Konto.BagerHansen.dk' } });
+        assert.equal(res.statusCode, 200);
+        assert.match(res.body, /<form method="post" action="\/sign-in"/);
+        assert.match(res.body, /Bager Hansen ApS/);
+      } finally {
+        await verified.close();
+        await db.sql`UPDATE customer_portals SET custom_domain = NULL, custom_domain_status = 'none' WHERE organization_id = ${org.organizationId}`;
+      }
+    });
   });
 
   describe('asking for a sign-in link', () => {

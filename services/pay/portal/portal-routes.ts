@@ -13,7 +13,7 @@ import { changePortalSubscription, PORTAL_SUBSCRIPTION_ACTIONS, type PortalSubsc
 import { findActivePortal, findPortalLogo, type Portal } from './find-portal.ts';
 import { loadPortalOverview, type CustomerOverview } from './load-portal-overview.ts';
 import { portalInvoicePdf, portalPaymentUrl } from './portal-invoice.ts';
-import { portalSubdomainOfHost } from './portal-host.ts';
+import { CUSTOM_DOMAIN_REFRESH_MS, portalRewriteUrl, PortalHosts } from './portal-host.ts';
 import { PORTAL_CSS, renderPortalPage, themeCss, type CustomerSection, type InvoiceItem, type PortalLayout } from './portal-pages.ts';
 import { endPortalSession, loadPortalSession, type PortalSession } from './portal-session.ts';
 import { PORTAL_TEXTS } from './portal-texts.ts';
@@ -35,6 +35,17 @@ export interface PortalDeps {
   engine?: EngineClient;
   limits?: SignInLimits;
 }
+
+// One host map per portal configuration: the router's rewrite (built with the app) and the routes share it.
+const hostMaps = new WeakMap<PortalDeps, PortalHosts>();
+const hostsOf = (deps: PortalDeps): PortalHosts => {
+  let hosts = hostMaps.get(deps);
+  if (!hosts) hostMaps.set(deps, (hosts = new PortalHosts(deps.baseDomain)));
+  return hosts;
+};
+
+/** Fastify's `rewriteUrl` for the pay app: requests for a portal's own host go to its routes (portal-host.ts). */
+export const portalRouting = (deps: PortalDeps) => portalRewriteUrl(hostsOf(deps));
 
 interface PayContext {
   db: Db;
@@ -74,11 +85,20 @@ export function registerPortalRoutes(app: FastifyInstance, pay: PayContext, deps
   const { db, clock } = pay;
   const documents = deps.documents ?? createPostgresDocumentStore();
   const payBase = pay.payBaseUrl.replace(/\/+$/, '');
+  const hosts = hostsOf(deps);
+  let refreshing: NodeJS.Timeout | undefined;
+  app.addHook('onReady', async () => {
+    await hosts.refresh(db);
+    refreshing = setInterval(() => {
+      hosts.refresh(db).catch((err: unknown) => app.log.warn({ err }, 'the portal custom domains could not be re-read; the last ones stay'));
+    }, CUSTOM_DOMAIN_REFRESH_MS).unref();
+  });
+  app.addHook('onClose', async () => clearInterval(refreshing));
   const secureCookies = payBase.startsWith('https:');
 
   /** '' when the request came by the portal's own host, `/portal/<subdomain>` by the pay service's. */
   const baseOf = (req: FastifyRequest, sub: string): string =>
-    portalSubdomainOfHost(req.headers.host, deps.baseDomain) === sub.toLowerCase() ? '' : `/portal/${sub.toLowerCase()}`;
+    hosts.subdomainOf(req.headers.host) === sub.toLowerCase() ? '' : `/portal/${sub.toLowerCase()}`;
   const homeOf = (base: string) => base || '/';
   const langOf = (req: FastifyRequest, fallback?: Language | null): Language => {
     const q = req.query as Record<string, unknown> | undefined;
