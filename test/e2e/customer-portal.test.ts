@@ -176,4 +176,31 @@ describe('the customer portal in a browser', function () {
     assert.ok(!logs.includes(EMAIL));
     await page.context().close();
   });
+
+  it('without a hand-off to the engine the mail still goes out: the link waits in the wake index for the business clock', async () => {
+    const alone = await startTestPay({ listen: true, portal: { keyring: testDb().keyring } });
+    try {
+      const page = await phone();
+      await page.goto(`${alone.baseUrl}/portal/bager-hansen`);
+      const mailsBefore = s.mails().length;
+      await page.getByLabel('Din e-mailadresse').fill(EMAIL);
+      await page.getByRole('button', { name: 'Send mig et link' }).click();
+      assert.equal(await page.getByRole('heading', { level: 1 }).innerText(), 'Tjek din e-mail');
+      const [pending] = await testDb().db.sql<{ id: string }[]>`
+        SELECT id FROM portal_sign_in_links WHERE organization_id = ${s.org.organizationId} AND mail_outcome IS NULL`;
+      assert.ok(pending, 'the link waits for its mail');
+      assert.equal((await testDb().db.sql`SELECT 1 FROM wake_index WHERE service = 'PortalSignInMail' AND key = ${pending.id}`).length, 1);
+      assert.equal(s.mails().length, mailsBefore, 'nothing was sent yet');
+      // The organisation's business clock pokes what is due in its wake index (as the housekeeping loop does a minute later).
+      await s.advance(1);
+      const { link } = await mailedLink(mailsBefore);
+      assert.ok(link.startsWith(`${alone.baseUrl}/portal/bager-hansen/sign-in/`), link);
+      await page.goto(link);
+      await page.getByRole('button', { name: 'Log ind' }).click();
+      assert.equal(await page.getByRole('heading', { level: 1 }).innerText(), 'Dine fakturaer');
+      await page.context().close();
+    } finally {
+      await alone.close();
+    }
+  });
 });

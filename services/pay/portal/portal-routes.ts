@@ -87,11 +87,12 @@ export function registerPortalRoutes(app: FastifyInstance, pay: PayContext, deps
   const payBase = pay.payBaseUrl.replace(/\/+$/, '');
   const hosts = hostsOf(deps);
   let refreshing: NodeJS.Timeout | undefined;
+  const refresh = () => hosts.refresh(db).catch((err: unknown) =>
+    app.log.warn({ err }, 'the portals\' custom domains could not be read; the last ones read stay until the next try'));
+  // The service starts without them when the database is away; the next refresh brings them.
   app.addHook('onReady', async () => {
-    await hosts.refresh(db);
-    refreshing = setInterval(() => {
-      hosts.refresh(db).catch((err: unknown) => app.log.warn({ err }, 'the portal custom domains could not be re-read; the last ones stay'));
-    }, CUSTOM_DOMAIN_REFRESH_MS).unref();
+    await refresh();
+    refreshing = setInterval(() => void refresh(), CUSTOM_DOMAIN_REFRESH_MS).unref();
   });
   app.addHook('onClose', async () => clearInterval(refreshing));
   const secureCookies = payBase.startsWith('https:');
