@@ -33,8 +33,9 @@ export type SignInRequest =
  * address is known or not; only the rate limit is visible, and it counts known and unknown addresses alike. Limits
  * are kept in the database (portal_sign_in_attempts), so they hold across processes and restarts.
  *
- * The address is looked up by the customers' blind index, as typed and, failing that, in lower case: customers'
- * addresses are stored as the integrator gave them, and most people type theirs in lower case. Every customer of
+ * The address is looked up by the customers' blind index (exact match): as typed, then with its domain in lower case
+ * (domains know no case), then all in lower case: customers' addresses are stored as the integrator gave them, and
+ * most people type theirs in lower case. Every customer of
  * the organisation with the address is reached by the link (see the session, which sees them all).
  */
 export async function requestSignInLink(
@@ -77,7 +78,8 @@ export async function requestSignInLink(
   await sql`DELETE FROM portal_sign_in_links WHERE organization_id = ${org} AND expires_at < now() - interval '1 day'`;
 
   if (typed.length === 0 || typed.length > 254) return { kind: 'granted' };
-  const candidates = typed === typed.toLowerCase() ? [typed] : [typed, typed.toLowerCase()];
+  const at = typed.lastIndexOf('@');
+  const candidates = [...new Set([typed, `${typed.slice(0, at)}@${typed.slice(at + 1).toLowerCase()}`, typed.toLowerCase()])];
   for (const address of candidates) {
     const bidx = emailIndex(keyring, address);
     const [customer] = await sql<{ language: Language | null }[]>`
