@@ -25,6 +25,8 @@ describe('the customer portal in a browser', function () {
   let paid: Invoice;
   let subscriptionId: string;
   const EMAIL = 'anne@kunde.dk';
+  // A subdomain of this run's own (the suite shares one database).
+  const SUB = `bager-e2e-${Date.now().toString(36)}`;
   const api = (method: string, url: string, body?: unknown) => call(s.api.app, method, url, { key: s.org.apiKey, ...(body !== undefined ? { body } : {}) });
 
   before(async () => {
@@ -43,7 +45,7 @@ describe('the customer portal in a browser', function () {
     subscriptionId = sub.body.data.id;
     await testDb().db.sql`
       INSERT INTO customer_portals (organization_id, subdomain, active, subscription_self_service, palette, primary_color)
-      VALUES (${s.org.organizationId}, 'bager-hansen', true, true, 'mint', '#1f7a5c')`;
+      VALUES (${s.org.organizationId}, ${SUB}, true, true, 'mint', '#1f7a5c')`;
   });
   after(async () => {
     await browser?.close();
@@ -76,7 +78,7 @@ describe('the customer portal in a browser', function () {
 
   it('sign in by e-mail, see invoices and balance, download a PDF, go to the pay page, manage the subscription, sign out', async () => {
     const page = await phone();
-    const portal = `${pay.baseUrl}/portal/bager-hansen`;
+    const portal = `${pay.baseUrl}/portal/${SUB}`;
 
     // Ask for a link.
     await page.goto(portal);
@@ -181,7 +183,7 @@ describe('the customer portal in a browser', function () {
     const alone = await startTestPay({ listen: true, portal: { keyring: testDb().keyring } });
     try {
       const page = await phone();
-      await page.goto(`${alone.baseUrl}/portal/bager-hansen`);
+      await page.goto(`${alone.baseUrl}/portal/${SUB}`);
       const mailsBefore = s.mails().length;
       await page.getByLabel('Din e-mailadresse').fill(EMAIL);
       await page.getByRole('button', { name: 'Send mig et link' }).click();
@@ -194,7 +196,7 @@ describe('the customer portal in a browser', function () {
       // The organisation's business clock pokes what is due in its wake index (as the housekeeping loop does a minute later).
       await s.advance(1);
       const { link } = await mailedLink(mailsBefore);
-      assert.ok(link.startsWith(`${alone.baseUrl}/portal/bager-hansen/sign-in/`), link);
+      assert.ok(link.startsWith(`${alone.baseUrl}/portal/${SUB}/sign-in/`), link);
       await page.goto(link);
       await page.getByRole('button', { name: 'Log ind' }).click();
       assert.equal(await page.getByRole('heading', { level: 1 }).innerText(), 'Dine fakturaer');

@@ -24,7 +24,11 @@ describe('customer portal pages', function () {
   let otherInvoice: { id: string };
   let foreignInvoice: { id: string };
   let subscriptionId: string;
-  const SUB = 'bager-hansen';
+  // Subdomains of this run's own (the suite shares one database): the portal, another organisation's, one nobody has.
+  const run = Date.now().toString(36);
+  const SUB = `bager-${run}`;
+  const OTHER = `anden-${run}`;
+  const NOBODY = `findes-ikke-${run}`;
   const EMAIL = 'bogholderi@kunde.dk';
   let ip = 0;
   // Each test asks from an address of its own, so the per-client limit is the one test's business.
@@ -102,7 +106,7 @@ describe('customer portal pages', function () {
       body: { customerId, name: 'Brødabonnement', interval: { unit: 'month', count: 1 }, startDate: '2096-01-31', lines: [{ description: 'Rugbrød', quantity: 4, unitPriceOere: 4_000 }] },
     }))).id;
     await setPortal({ active: true, selfService: true });
-    await setPortal({ active: false }, other, 'anden');
+    await setPortal({ active: false }, other, OTHER);
   });
   after(async () => {
     await pay?.close();
@@ -111,21 +115,21 @@ describe('customer portal pages', function () {
 
   describe('which portal answers', () => {
     it('an unknown and an inactive portal answer the same neutral 404', async () => {
-      const unknown = await page('GET', '/portal/findes-ikke');
-      const inactive = await page('GET', '/portal/anden');
+      const unknown = await page('GET', `/portal/${NOBODY}`);
+      const inactive = await page('GET', `/portal/${OTHER}`);
       assert.equal(unknown.statusCode, 404);
       assert.equal(inactive.statusCode, 404);
-      assert.equal(inactive.body.replaceAll('/portal/anden', '/portal/findes-ikke'), unknown.body);
+      assert.equal(inactive.body.replaceAll(`/portal/${OTHER}`, `/portal/${NOBODY}`), unknown.body);
       assert.match(unknown.body, /Der er ingen kundeportal på denne adresse/);
       assert.doesNotMatch(inactive.body, /Anden ApS/);
       // Nor can one ask an inactive portal for a link.
-      assert.equal((await page('POST', '/portal/anden/sign-in', { form: { email: EMAIL } })).statusCode, 404);
+      assert.equal((await page('POST', `/portal/${OTHER}/sign-in`, { form: { email: EMAIL } })).statusCode, 404);
     });
 
     it('an active portal shows the sign-in form in its palette, with its own strict headers', async () => {
       const res = await page('GET', `/portal/${SUB}`);
       assert.equal(res.statusCode, 200);
-      assert.match(res.body, /<form method="post" action="\/portal\/bager-hansen\/sign-in"/);
+      assert.match(res.body, new RegExp(`<form method="post" action="/portal/${SUB}/sign-in"`));
       assert.match(res.body, /<body class="portal palette-lys">/);
       assert.match(res.body, /Bager Hansen ApS/);
       assert.equal(res.headers['content-security-policy'], "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
@@ -139,7 +143,7 @@ describe('customer portal pages', function () {
       assert.equal(res.statusCode, 200);
       assert.match(res.body, /<form method="post" action="\/sign-in"/);
       assert.match(res.body, /href="\/portal.css"/);
-      assert.equal((await page('GET', '/', { host: 'anden.kundeportal.test' })).statusCode, 404);
+      assert.equal((await page('GET', '/', { host: `${OTHER}.kundeportal.test` })).statusCode, 404);
       // The mailed link points at the portal host.
       const token = await requestLink(EMAIL, { host, base: '' });
       assert.equal((await links()).at(-1)!.link_base, `http://${host}/sign-in`);
@@ -276,11 +280,11 @@ describe('customer portal pages', function () {
 
     it('a link works only on its own organisation\'s portal, and a made-up token nowhere', async () => {
       const token = await requestLink();
-      await setPortal({ active: true }, other, 'anden');
+      await setPortal({ active: true }, other, OTHER);
       try {
-        assert.equal((await page('POST', `/portal/anden/sign-in/${token}`, { form: {} })).statusCode, 410);
+        assert.equal((await page('POST', `/portal/${OTHER}/sign-in/${token}`, { form: {} })).statusCode, 410);
       } finally {
-        await setPortal({ active: false }, other, 'anden');
+        await setPortal({ active: false }, other, OTHER);
       }
       assert.equal((await page('POST', `/portal/${SUB}/sign-in/${'A'.repeat(43)}`, { form: {} })).statusCode, 410);
       assert.equal((await page('POST', `/portal/${SUB}/sign-in/not-a-token`, { form: {} })).statusCode, 410);
@@ -335,14 +339,14 @@ describe('customer portal pages', function () {
     });
 
     it('a session is its own portal\'s: another organisation\'s portal does not know it', async () => {
-      await setPortal({ active: true }, other, 'anden');
+      await setPortal({ active: true }, other, OTHER);
       try {
-        const res = await page('GET', '/portal/anden', { cookie });
+        const res = await page('GET', `/portal/${OTHER}`, { cookie });
         assert.equal(res.statusCode, 200);
         assert.match(res.body, /<h1>Log ind<\/h1>/);
         assert.doesNotMatch(res.body, /Log ud/);
       } finally {
-        await setPortal({ active: false }, other, 'anden');
+        await setPortal({ active: false }, other, OTHER);
       }
     });
 
