@@ -5,6 +5,7 @@ import type { Clock } from '../../shared/clock.ts';
 import type { Queryable } from '../../shared/db.ts';
 import { getCustomerBalance } from '../../customers/get-customer-balance.ts';
 import { invoiceSelect, toInvoice, type InvoiceRow } from '../../invoices/invoice-queries.ts';
+import { OPEN_STATUSES, type InvoiceStatus } from '../../invoices/invoice-lifecycle.ts';
 import { subscriptionSelect, toSubscription, type SubscriptionRow } from '../../subscriptions/subscription-queries.ts';
 import type { PortalCustomer } from './portal-session.ts';
 
@@ -37,14 +38,14 @@ export async function loadPortalOverview(
   const out: CustomerOverview[] = [];
   for (const customer of customers) {
     const balance = await getCustomerBalance(sql, deps, organizationId, customer.id);
-    const list = async (statuses: string[]) =>
+    const list = async (statuses: readonly InvoiceStatus[]) =>
       (await sql<InvoiceRow[]>`
         SELECT ${invoiceSelect(sql)} FROM invoices i
         WHERE i.organization_id = ${organizationId} AND i.customer_id = ${customer.id} AND i.type = 'invoice'
-          AND i.status IN ${sql(statuses)}
+          AND i.status IN ${sql([...statuses])}
         ORDER BY i.issue_date DESC, i.number DESC
         LIMIT ${PORTAL_INVOICE_LIMIT}`).map((r) => toInvoice(r));
-    const open = await list(['issued', 'overdue', 'collections']);
+    const open = await list(OPEN_STATUSES);
     const paid = await list(['paid']);
     let subscriptions: Subscription[] | null = null;
     if (withSubscriptions) {
