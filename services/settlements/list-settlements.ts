@@ -5,10 +5,14 @@ import { sha256 } from '../shared/crypto.ts';
 import { decodeCursor, encodeCursor, page, type CursorScope } from '../shared/cursor.ts';
 import { settle, settlementStatus, type SettledSource } from './settlement-fees.ts';
 
-/** A settlement's id: a name-based UUID (version 8) of the organisation and the payout date, the same on every read. */
+/**
+ * A settlement's id, the same on every read: the API's ids are UUIDs of version 4 or 7 (decisions.md), so it is laid
+ * out as version 4, its 122 free bits taken from a SHA-256 of the organisation and the payout date rather than from a
+ * random source (settlements are computed, never stored, so the id has to be derivable).
+ */
 export function settlementId(organizationId: string, payoutDate: string): string {
   const b = sha256(`settlement\n${organizationId}\n${payoutDate}`).subarray(0, 16);
-  b[6] = (b[6]! & 0x0f) | 0x80;
+  b[6] = (b[6]! & 0x0f) | 0x40;
   b[8] = (b[8]! & 0x3f) | 0x80;
   const h = b.toString('hex');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
