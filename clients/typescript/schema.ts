@@ -1215,7 +1215,7 @@ export interface paths {
         };
         /**
          * The role catalogue
-         * @description `admin` holds every scope; `bookkeeper` all but members:manage, settings:write and webhooks:manage; `viewer` the :read scopes and api:discovery.
+         * @description `admin` holds every scope; `bookkeeper` all but members:manage, settings:write and webhooks:manage; `viewer` the :read scopes and api:discovery. A list like every other: `limit` and `cursor`, `meta.nextCursor`.
          *
          *     Requires scope `members:read`.
          */
@@ -10598,7 +10598,12 @@ export interface operations {
     };
     listRoles: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Page size, 1..200 */
+                limit?: number;
+                /** @description Opaque cursor from meta.nextCursor; anything else is 400 invalid_cursor */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -10613,8 +10618,9 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["Role"][];
-                        /** @description Response metadata */
                         meta: {
+                            nextCursor: string | null;
+                        } & {
                             [key: string]: unknown;
                         };
                     };

@@ -29,6 +29,20 @@ describe('members and roles', () => {
     assert.deepEqual(bookkeeper.scopes, SCOPES.filter((s) => !['members:manage', 'settings:write', 'webhooks:manage'].includes(s)));
     assert.deepEqual(viewer.scopes, SCOPES.filter((s) => s.endsWith(':read') || s === 'api:discovery'));
     assert.equal(typeof admin.name, 'string');
+    assert.deepEqual(res.body.meta, { nextCursor: null });
+    // A list like every other: pages by limit and cursor.
+    const first = await call(t.app, 'GET', '/v1/roles?limit=2', { key: org.apiKey });
+    assert.deepEqual(first.body.data.map((r: { key: string }) => r.key), ['admin', 'bookkeeper']);
+    assert.equal(typeof first.body.meta.nextCursor, 'string');
+    const second = await call(t.app, 'GET', `/v1/roles?limit=2&cursor=${first.body.meta.nextCursor}`, { key: org.apiKey });
+    assert.deepEqual(second.body.data.map((r: { key: string }) => r.key), ['viewer']);
+    assert.equal(second.body.meta.nextCursor, null);
+    const forged = await call(t.app, 'GET', '/v1/roles?cursor=AAAA', { key: org.apiKey });
+    assert.equal(forged.status, 400);
+    assert.equal(forged.body.error.code, 'invalid_cursor');
+    const tooMany = await call(t.app, 'GET', '/v1/roles?limit=201', { key: org.apiKey });
+    assert.equal(tooMany.status, 400);
+    assert.equal(tooMany.body.error.code, 'validation_failed');
     const noScope = await call(t.app, 'GET', '/v1/roles', { key: await createTestKey(org, ['customers:read']) });
     assert.equal(noScope.status, 403);
   });

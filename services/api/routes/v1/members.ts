@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { Envelope, ListEnvelope } from '../../../../contracts/common.ts';
 import { Member, MemberListQuery, MemberPatch, Role } from '../../../../contracts/members.ts';
 import { listMembers, updateMemberRole } from '../../../members/member-queries.ts';
-import { ROLES } from '../../../members/roles.ts';
+import { listRoles } from '../../../members/roles.ts';
 import { mutate } from '../../idempotency.ts';
 import type { AppDeps } from '../../app.ts';
 
@@ -13,18 +13,24 @@ const tags = ['Members'];
 export function memberRoutes(app: FastifyInstance, deps: AppDeps): void {
   const { db, keyring } = deps;
 
-  app.get(
+  app.get<{ Querystring: MemberListQuery }>(
     '/roles',
     {
       config: { scope: 'members:read' },
       schema: {
         summary: 'The role catalogue',
-        description: '`admin` holds every scope; `bookkeeper` all but members:manage, settings:write and webhooks:manage; `viewer` the :read scopes and api:discovery.',
+        description:
+          '`admin` holds every scope; `bookkeeper` all but members:manage, settings:write and webhooks:manage; `viewer` the :read scopes and api:discovery. ' +
+          'A list like every other: `limit` and `cursor`, `meta.nextCursor`.',
         tags,
-        response: { 200: Envelope(Type.Array(Role)) },
+        querystring: MemberListQuery,
+        response: { 200: ListEnvelope(Role) },
       },
     },
-    async () => ({ data: ROLES, meta: {} }),
+    async (req) => {
+      const { items, nextCursor } = listRoles(keyring, req.auth.organizationId, req.query);
+      return { data: items, meta: { nextCursor } };
+    },
   );
 
   app.get<{ Querystring: MemberListQuery }>(
