@@ -147,6 +147,19 @@ function resultOf(index: number, op: string | null, answer: MutationAnswer): Bat
   return { index, op, status: answer.status, data: body.data ?? null, ...(Object.keys(meta).length > 0 ? { meta } : {}) };
 }
 
+/**
+ * A replayed batch's failed operations echo this response's Request-Id in `error.requestId`, as a replayed single
+ * call's error does (decisions.md, envelopes); the stored response holds the first request's.
+ */
+function withRequestId(answer: MutationAnswer, requestId: string): MutationAnswer {
+  if (answer.body === null) return answer;
+  const body = JSON.parse(answer.body) as { data?: { results?: BatchResultItem[] } };
+  const results = body.data?.results;
+  if (!Array.isArray(results) || !results.some((r) => r.error)) return answer;
+  for (const r of results) if (r.error) r.error.requestId = requestId;
+  return { ...answer, body: JSON.stringify(body) };
+}
+
 /** Thrown by the look-up use case: the batch key has no stored response yet. */
 class NotStored extends Error {}
 
@@ -155,7 +168,7 @@ export async function runBatch(deps: AppDeps, ctx: BatchRequestContext, operatio
   const target = { org, key: ctx.key, hash: ctx.hash, requestId: ctx.requestId, log: ctx.log };
   // A batch answered before (or being answered now under the key's lock) is replayed (or 409) without running anything.
   try {
-    return await runMutation(deps, target, () => Promise.reject(new NotStored()));
+    return withRequestId(await runMutation(deps, target, () => Promise.reject(new NotStored())), ctx.requestId);
   } catch (err) {
     if (!(err instanceof NotStored)) throw err;
   }

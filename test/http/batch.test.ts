@@ -149,7 +149,13 @@ describe('POST /v1/batch', () => {
     const again = await batch(ops, { idempotencyKey: key });
     assert.equal(again.status, 200);
     assert.equal(again.headers['idempotent-replayed'], 'true');
-    assert.deepEqual(again.body, { data: first.body.data, meta: { replayed: true } });
+    // The same results; a failed operation's error echoes the replay's own Request-Id, as a replayed single call's does.
+    assert.equal(first.body.data.results[2].error.requestId, first.headers['request-id']);
+    assert.equal(again.body.data.results[2].error.requestId, again.headers['request-id']);
+    assert.notEqual(again.headers['request-id'], first.headers['request-id']);
+    const withId = (results: { error?: { requestId: string } }[], id: string) =>
+      results.map((r) => (r.error ? { ...r, error: { ...r.error, requestId: id } } : r));
+    assert.deepEqual(again.body, { data: { results: withId(first.body.data.results, again.headers['request-id'] as string) }, meta: { replayed: true } });
     const other = await batch(ops.slice(0, 1), { idempotencyKey: key });
     assert.equal(other.status, 409);
     assert.equal(other.body.error.code, 'idempotency_conflict');
