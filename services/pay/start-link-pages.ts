@@ -78,21 +78,24 @@ export function registerStartLinkPages(app: FastifyInstance, db: Db): void {
   const result = (reply: FastifyReply, status: number, lang: Language, brand: string, path: string, heading: string, text: string) =>
     html(reply, status, resultTemplate({ ...layout(lang, heading, brand, path), heading, text }));
 
-  /** The page of a link as it stands (an open one with `openStatus`: 400 after a form without a known outcome). */
-  const show = (reply: FastifyReply, lang: Language, path: string, kind: StartLinkKind, view: StartLinkView | undefined, openStatus = 200) => {
+  /**
+   * The page of a link as it stands. `status` is 200, or 400 after a form without a known outcome, for a link that is
+   * open or completed; a gone link (abandoned, expired) is 410 and an unknown one 404 either way.
+   */
+  const show = (reply: FastifyReply, lang: Language, path: string, kind: StartLinkKind, view: StartLinkView | undefined, status = 200) => {
     const s = START_LINK_TEXTS[lang];
     if (!view || view.kind !== kind) return result(reply, 404, lang, s.serviceName, path, s.notFoundTitle, s.notFoundText);
     const step = s.steps[kind];
     const brand = view.organizationName;
     switch (view.state) {
       case 'completed':
-        return result(reply, 200, lang, brand, path, step.title, step.completed);
+        return result(reply, status, lang, brand, path, step.title, step.completed);
       case 'abandoned':
         return result(reply, 410, lang, brand, path, s.abandonedTitle, s.abandonedText);
       case 'expired':
         return result(reply, 410, lang, brand, path, s.expiredTitle, s.expiredText);
       case 'open':
-        return html(reply, openStatus, stepTemplate({
+        return html(reply, status, stepTemplate({
           ...layout(lang, step.title, brand, path),
           testMode: s.testMode,
           heading: step.title,

@@ -248,6 +248,11 @@ describe('start links', () => {
     assert.match(bad.body, /name="outcome" value="complete"/);
     assert.equal((await sessions(org))[0]!.status, 'open');
     assert.equal(await verification(org), 'pending');
+    // Also once completed: the page says how it stands, with 400 for the form.
+    await click(path, 'complete');
+    const late = await form(path, { outcome: 'approve' });
+    assert.equal(late.statusCode, 400);
+    assert.equal((await sessions(org))[0]!.status, 'completed');
     // The token never appears in the pay service's log lines.
     assert.ok(!pay.logs().includes(token));
     assert.match(pay.logs(), /\/test-provider\/verification\/\[token\]/);
