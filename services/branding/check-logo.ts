@@ -23,6 +23,14 @@ const NAMES: Record<LogoMime, string> = { 'image/png': 'PNG', 'image/jpeg': 'JPE
 export const logoInvalid = (reason: string): DomainError =>
   new DomainError('logo_invalid', `The logo is not accepted: ${reason}.`, { details: [{ path: '/data', message: reason }] });
 
+/**
+ * sharp's options for reading an image's header (`metadata()`, which decodes no pixel). Its default pixel limit
+ * (268 megapixels) would make a header that claims more fail as if it were no image at all; without it the size is
+ * read and refused by the 4000 × 4000 check with the size named. The full decode that follows keeps a limit
+ * (LOGO_MAX_PIXELS squared), and runs only on an image whose header is within it.
+ */
+const HEADER_ONLY = { limitInputPixels: false } as const;
+
 /** Standard base64 (RFC 4648 section 4), padding optional: the whole string, nothing else. */
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?$/;
 
@@ -54,15 +62,16 @@ export async function checkLogo(data: string, mime: LogoMime): Promise<CheckedLo
       throw err;
     }
     if (content.length > LOGO_MAX_BYTES) throw logoInvalid(`the sanitised SVG is larger than ${LOGO_MAX_BYTES} bytes (512 KiB)`);
-    // librsvg (through sharp) gives the size from width/height, else from the viewBox, in CSS pixels.
-    const meta = await sharp(content).metadata().catch(() => undefined);
+    // librsvg (through sharp) gives the size from width/height, else from the viewBox, in CSS pixels. Nothing is
+    // rendered here; sharp's default pixel limit would only turn a too large size into "no size" (see HEADER_ONLY).
+    const meta = await sharp(content, HEADER_ONLY).metadata().catch(() => undefined);
     if (!meta?.width || !meta.height) throw logoInvalid('the SVG has no size: give it width and height or a viewBox');
     [width, height] = [Math.ceil(meta.width), Math.ceil(meta.height)];
   } else {
     content = decoded;
     const expected = FORMAT_OF[mime];
     // The header first: the type and the size are known before anything is decoded.
-    const meta = await sharp(content).metadata().catch(() => undefined);
+    const meta = await sharp(content, HEADER_ONLY).metadata().catch(() => undefined);
     if (!meta) throw logoInvalid(`the data is not a ${NAMES[mime]} image (not an image format recognised from its bytes)`);
     if (meta.format !== expected) throw logoInvalid(`the data is a ${meta.format.toUpperCase()} image, not ${NAMES[mime]} as mime says`);
     // An EXIF orientation turns the stored pixels on display: the size is the one shown.

@@ -1,14 +1,22 @@
 import createDOMPurify, { type DOMPurify } from 'dompurify';
 import { JSDOM } from 'jsdom';
+import { svgMarkupOverLimits } from './svg-markup-limits.ts';
 
 /**
- * An uploaded SVG logo made safe to store and to show (settings-and-batch.md, "Branding"): well-formed XML whose root
- * is an `<svg>` in the SVG namespace, then sanitised by DOMPurify's SVG profile (no `<script>`, no `on*` event
+ * An uploaded SVG logo made safe to store and to show (settings-and-batch.md, "Branding"): within the markup limits
+ * (svg-markup-limits.ts, checked over the text before any parsing), well-formed XML whose root is an `<svg>` in the SVG
+ * namespace, then sanitised by DOMPurify's SVG profile (no `<script>`, no `on*` event
  * attributes, no `foreignObject`, nothing outside the SVG vocabulary) and by the rules below, which take out every
  * reference to something outside the image: `href`/`xlink:href` that is not a fragment (`#id`) or an embedded raster
- * image (`data:image/png|jpeg|gif|webp`), `url(…)` that does not point at a fragment (in any attribute, `style` too,
- * and in `<style>` elements), and CSS `@import`. A `<style>` element or `style` attribute with such a reference (or a
- * CSS escape, which could spell one) is dropped whole.
+ * image (`data:image/png|jpeg|gif|webp`); and in CSS (any attribute, `style` too, and `<style>` elements): `url(…)`
+ * that does not point at a fragment, `@import`, the functions that load an image or a resource from a string
+ * (`image-set()` and its prefixed forms, `image()`, `src()`, `cross-fade()`, `element()`), a quoted string inside any
+ * function's parentheses but `url("#…")`, and any CSS escape (which could spell any of these past the checks). An
+ * attribute or `<style>` element with one of them is dropped whole.
+ *
+ * DOMPurify is given the document the XML parser built, not the text: parsing the text a second time with the HTML
+ * parser would build another tree from the same bytes (in `<title>`, `<desc>` and `foreignObject` the HTML parser
+ * ignores `/>` and nests what XML keeps flat, so the markup limits would not bound it).
  *
  * The result is serialised as XML again: what is stored, hashed and served is the sanitised text, never the upload.
  */
@@ -32,6 +40,13 @@ function env(): { window: JSDOM['window']; purify: DOMPurify } {
 const LOCAL_HREF = /^\s*(#|data:image\/(png|jpeg|gif|webp)[;,])/i;
 /** Every `url(` with what it points at (quotes and blanks allowed, as CSS allows them). */
 const CSS_URL = /url\s*\(\s*(['"]?)\s*([^'")\s]*)/gi;
+/** Every CSS function call (a name directly followed by `(`, as CSS tokenises a function), with its name. */
+const CSS_FUNCTION = /([-\w]+)\(/g;
+/**
+ * CSS functions that take an image or a resource by a URL written as a string (or as `var()`, which can hold one),
+ * without their vendor prefix: `image-set("https://…" 1x)` fetches as surely as `url(https://…)` does.
+ */
+const LOADING_FUNCTIONS = new Set(['image-set', 'image', 'src', 'cross-fade', 'element']);
 
 /** CSS (a style attribute, a presentation attribute, a `<style>` element) that fetches nothing from outside. */
 export function cssIsSelfContained(css: string): boolean {
@@ -39,12 +54,46 @@ export function cssIsSelfContained(css: string): boolean {
   if (css.includes('\\')) return false;
   if (/@import/i.test(css)) return false;
   for (const m of css.matchAll(CSS_URL)) if (!m[2]!.startsWith('#')) return false;
-  return true;
+  for (const m of css.matchAll(CSS_FUNCTION)) {
+    if (LOADING_FUNCTIONS.has(m[1]!.toLowerCase().replace(/^-[a-z]+-/, ''))) return false;
+  }
+  return !hasStringInFunction(css);
+}
+
+/**
+ * Whether a quoted string stands inside a function's parentheses (at any depth), other than directly in `url(…)`
+ * (which CSS_URL judges). Strings are where a function takes a URL it may fetch; a logo's CSS has them only as values
+ * (`font-family: "Open Sans"`), outside parentheses. An unterminated comment counts as one, to be safe.
+ */
+function hasStringInFunction(css: string): boolean {
+  /** The name of each open parenthesis' function ('' for a bare parenthesis), innermost last. */
+  const open: string[] = [];
+  for (let i = 0; i < css.length; i++) {
+    const c = css.charAt(i);
+    if (c === '/' && css.charAt(i + 1) === '*') {
+      const end = css.indexOf('*/', i + 2);
+      if (end === -1) return true;
+      i = end + 1;
+    } else if (c === '"' || c === "'") {
+      // A string ends at its quote, or (unterminated) at a line break, as CSS tokenises it.
+      let end = i + 1;
+      while (end < css.length && css.charAt(end) !== c && !'\n\r\f'.includes(css.charAt(end))) end++;
+      if (open.length > 0 && (open[open.length - 1] !== 'url' || css.charAt(end) !== c)) return true;
+      i = end;
+    } else if (c === '(') {
+      open.push(/([-\w]+)$/.exec(css.slice(Math.max(0, i - 64), i))?.[1]?.toLowerCase() ?? '');
+    } else if (c === ')') {
+      open.pop();
+    }
+  }
+  return false;
 }
 
 /** Takes out what DOMPurify lets through but a self-contained image must not have (see the module comment). */
 function removeExternalReferences(root: Element): void {
-  const elements = [root, ...Array.from(root.getElementsByTagName('*'))];
+  // A static list, made in one pass: the live collection getElementsByTagName answers is re-walked as elements are
+  // removed, quadratic in their number.
+  const elements = [root, ...Array.from(root.querySelectorAll('*'))];
   for (const el of elements) {
     if (el.localName === 'style' && !cssIsSelfContained(el.textContent ?? '')) {
       el.remove();
@@ -65,7 +114,10 @@ export function sanitizeSvg(bytes: Buffer): Buffer {
   } catch {
     throw new SvgRejected('the SVG is not UTF-8 text');
   }
-  // First as XML, strictly: an SVG file is an XML document, and anything else is refused rather than guessed at.
+  // Before any parser: what jsdom, DOMPurify and librsvg would spend on it is bounded by the element count and depth.
+  const over = svgMarkupOverLimits(text);
+  if (over) throw new SvgRejected(over);
+  // Then as XML, strictly: an SVG file is an XML document, and anything else is refused rather than guessed at.
   const parsed = new window.DOMParser().parseFromString(text, 'image/svg+xml');
   const error = parsed.getElementsByTagName('parsererror')[0];
   if (error) throw new SvgRejected(`the SVG is not well-formed XML (${(error.textContent ?? '').trim().slice(0, 200)})`);
@@ -73,10 +125,14 @@ export function sanitizeSvg(bytes: Buffer): Buffer {
   if (top.localName !== 'svg' || top.namespaceURI !== SVG_NS) {
     throw new SvgRejected(`the root element must be <svg> in the SVG namespace (${SVG_NS})`);
   }
-  // DOMPurify reads its input with the HTML parser, which knows SVG's mixed-case names (viewBox, linearGradient);
-  // its XML mode compares them against lower-case allow-lists and would strip them. The XML check above has
-  // already refused anything that is not a well-formed SVG document.
-  const body = purify.sanitize(text, {
+  // DOMPurify sanitises this very tree (see the module comment), imported into its HTML document, where a CDATA
+  // section cannot exist: each becomes the text it holds, as XML reads it anyway. Given a node, DOMPurify compares
+  // names in lower case against its allow-lists, so SVG's mixed-case names (viewBox, linearGradient) are kept.
+  const walker = parsed.createTreeWalker(top, window.NodeFilter.SHOW_CDATA_SECTION);
+  const cdata: Node[] = [];
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) cdata.push(node);
+  for (const node of cdata) node.parentNode!.replaceChild(parsed.createTextNode(node.nodeValue ?? ''), node);
+  const body = purify.sanitize(top, {
     RETURN_DOM: true,
     USE_PROFILES: { svg: true, svgFilters: true },
     // <use> (references within the image) is kept; the rules below drop any that points outside.

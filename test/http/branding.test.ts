@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
+import { crc32 } from 'node:zlib';
 import sharp from 'sharp';
 import { call, createTestKey, createTestOrg, newIdempotencyKey, startTestApp, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
 
@@ -121,6 +122,15 @@ describe('Branding: GET /v1/branding, PUT and DELETE /v1/branding/logo', () => {
     assertLogoInvalid(await put(org, { data: tall.toString('base64'), mime: 'image/webp' }), /2 × 4001 pixels/);
     const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="4001" height="10"><rect width="5" height="5"/></svg>');
     assertLogoInvalid(await put(org, { data: svg.toString('base64'), mime: 'image/svg+xml' }), /4001 × 10 pixels/);
+    // A header claiming 60 000 × 60 000 (over sharp's default pixel limit) is refused by its size, read from the
+    // header alone: nothing is decoded. (IHDR: width and height at bytes 16 and 20, its CRC over bytes 12-28 at 29.)
+    const claim = Buffer.from(edge);
+    claim.writeUInt32BE(60_000, 16);
+    claim.writeUInt32BE(60_000, 20);
+    claim.writeUInt32BE(crc32(claim.subarray(12, 29)), 29);
+    assertLogoInvalid(await put(org, { data: claim.toString('base64'), mime: 'image/png' }), /60000 × 60000 pixels; at most 4000 × 4000/);
+    const huge = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="100000" height="100000"><rect width="5" height="5"/></svg>');
+    assertLogoInvalid(await put(org, { data: huge.toString('base64'), mime: 'image/svg+xml' }), /100000 × 100000 pixels/);
     assert.equal((await get(org)).body.data.light.sha256, sha256(edge), 'the refused uploads left the logo alone');
   });
 
@@ -187,6 +197,76 @@ describe('Branding: GET /v1/branding, PUT and DELETE /v1/branding/logo', () => {
     assertLogoInvalid(await put(org, svg('<html xmlns="http://www.w3.org/1999/xhtml"><body/></html>')), /root element must be <svg> in the SVG namespace/);
     assertLogoInvalid(await put(org, svg('<svg viewBox="0 0 10 10"><rect width="1" height="1"/></svg>')), /root element must be <svg> in the SVG namespace/);
     assert.equal((await get(org)).body.data.light.width, 121, 'the refused uploads left the logo alone');
+  });
+
+  it('refuses an SVG with more than 5000 elements or nested more than 100 deep, from its text before parsing it', async () => {
+    const org = await createTestOrg();
+    const svg = (s: string) => ({ data: Buffer.from(s).toString('base64'), mime: 'image/svg+xml' });
+    const open = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10">';
+    // 70 000 flat elements in 280 KB (under 512 KiB): quadratic in the old element walk, minutes of a blocked loop.
+    const flat = open + '<g/>'.repeat(70_000) + '</svg>';
+    assert.ok(flat.length < 512 * 1024);
+    assertLogoInvalid(await put(org, svg(flat)), /the SVG has more than 5000 elements/);
+    // 20 000 nested elements: the parsers' recursion ran out of stack after half a minute.
+    assertLogoInvalid(await put(org, svg(open + '<g>'.repeat(20_000) + '</g>'.repeat(20_000) + '</svg>')), /the SVG nests elements more than 100 deep/);
+    // The edges: the root and 4999 more elements are taken, one more is not; the root and 99 nested levels are taken.
+    const most = await put(org, svg(open + '<g/>'.repeat(4999) + '</svg>'));
+    assert.equal(most.status, 200, most.raw);
+    assertLogoInvalid(await put(org, svg(open + '<g/>'.repeat(5000) + '</svg>')), /more than 5000 elements/);
+    const deepest = await put(org, svg(open + '<g>'.repeat(99) + '<rect width="1" height="1"/>' + '</g>'.repeat(99) + '</svg>'));
+    assert.equal(deepest.status, 200, deepest.raw);
+    assertLogoInvalid(await put(org, svg(open + '<g>'.repeat(100) + '<rect width="1" height="1"/>' + '</g>'.repeat(100) + '</svg>')), /more than 100 deep/);
+    // Start tags inside a quoted attribute value's `>` or in a comment do not count; self-closing tags add no depth.
+    const commented = await put(org, svg(open + '<!--' + '<g>'.repeat(6000) + '--><rect width="1" height="1" class="a>b"/></svg>'));
+    assert.equal(commented.status, 200, commented.raw);
+    assert.equal((await get(org)).body.data.light.sha256, commented.body.data.light.sha256, 'the refused uploads left the logo alone');
+  });
+
+  it('sanitises the SVG as the XML parser reads it: markup the HTML parser would nest differently is neither lost nor a way past the limits', async () => {
+    const org = await createTestOrg();
+    const svg = (s: string) => ({ data: Buffer.from(s).toString('base64'), mime: 'image/svg+xml' });
+    const open = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10">';
+    // In HTML `<!-->` closes the comment and 20 000 nested <g> would follow; in XML all of it is one comment.
+    const comment = await put(org, svg(open + '<!--><g>' + '<g>'.repeat(20_000) + '--><rect width="1" height="1"/></svg>'));
+    assert.equal(comment.status, 200, comment.raw);
+    assert.equal((await stored(org))[0]!.content.toString('utf8'), open + '<rect width="1" height="1"/></svg>');
+    // Inside <title> the HTML parser ignores `/>` (what follows was nested inside an HTML <g> and stripped); a CDATA
+    // section in <style> is kept as the text it holds.
+    const title = await put(org, svg(open + '<title>Bager<g/></title><style><![CDATA[.b{fill:#0a5}]]></style><rect class="b" width="1" height="1"/></svg>'));
+    assert.equal(title.status, 200, title.raw);
+    assert.equal(
+      (await stored(org))[0]!.content.toString('utf8'),
+      open + '<title>Bager<g/></title><style>.b{fill:#0a5}</style><rect class="b" width="1" height="1"/></svg>',
+    );
+  });
+
+  it('drops CSS that loads from a string (image-set(), src(), image()) or holds a string inside a function, in style attributes and <style> elements', async () => {
+    const org = await createTestOrg();
+    const upload =
+      '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10">' +
+      '<style>.a{fill:#123}</style>' +
+      '<style>.m{mask-image:image-set("https://evil.example/a.png" 1x)}</style>' +
+      '<style>@font-face{font-family:X;src:local(X)}.f{font-family:X;background:src("https://evil.example/f.woff")}</style>' +
+      '<style>.w{mask-image:-WEBKIT-IMAGE-SET(var(--u) 1x);--u:"https://evil.example/v.png"}</style>' +
+      '<rect width="1" height="1" style="mask-image:image-set(&quot;https://evil.example/b.png&quot; 1x)"/>' +
+      '<rect width="2" height="2" style="mask-image:src(\'https://evil.example/c.png\')"/>' +
+      '<rect width="3" height="3" style="mask-image:image(\'https://evil.example/d.png\')"/>' +
+      '<rect width="4" height="4" style="mask:unknown-function(\'https://evil.example/e.png\')"/>' +
+      '<rect width="5" height="5" mask="image-set(\'https://evil.example/g.png\' 1x)"/>' +
+      '<text style="font-family:&quot;Open Sans&quot;, sans-serif;fill:url(\'#g\')">Bager\'s</text>' +
+      '</svg>';
+    const res = await put(org, { data: Buffer.from(upload).toString('base64'), mime: 'image/svg+xml' });
+    assert.equal(res.status, 200, res.raw);
+    const text = (await stored(org))[0]!.content.toString('utf8');
+    assert.equal(
+      text,
+      '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10">' +
+        '<style>.a{fill:#123}</style>' +
+        '<rect width="1" height="1"/><rect width="2" height="2"/><rect width="3" height="3"/><rect width="4" height="4"/><rect width="5" height="5"/>' +
+        '<text style="font-family:&quot;Open Sans&quot;, sans-serif;fill:url(\'#g\')">Bager\'s</text>' +
+        '</svg>',
+    );
+    assert.doesNotMatch(text, /evil/);
   });
 
   it('keeps light and dark apart; DELETE removes one variant (light by default) and answers 204 also when there is none', async () => {
