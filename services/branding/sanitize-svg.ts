@@ -106,6 +106,29 @@ function removeExternalReferences(root: Element): void {
   }
 }
 
+/** At most this many `<use>` elements in a logo (design tools write a handful, for symbols). */
+export const MAX_SVG_USES = 100;
+
+/**
+ * Bounds what `<use>` can multiply: each copies the element it points at, and a chain of them (a `<use>` of a group of
+ * `<use>`s of a group …) grows the drawn tree exponentially within the element limit, so that a small logo would stall
+ * every PDF it is printed on. So: at most MAX_SVG_USES of them, and none may point at an element that is or holds a
+ * `<use>` (no chains, no self-reference); then what is drawn is at most MAX_SVG_USES copies of the image's elements.
+ */
+function checkUseReferences(svg: Element): void {
+  const uses = Array.from(svg.querySelectorAll('use'));
+  if (uses.length > MAX_SVG_USES) throw new SvgRejected(`the SVG has more than ${MAX_SVG_USES} <use> elements`);
+  const byId = new Map<string, Element>();
+  for (const el of Array.from(svg.querySelectorAll('[id]'))) if (!byId.has(el.id)) byId.set(el.id, el);
+  for (const use of uses) {
+    const href = use.getAttribute('href') ?? use.getAttributeNS(XLINK_NS, 'href');
+    const target = href?.trim().startsWith('#') ? byId.get(decodeURIComponent(href.trim().slice(1))) : undefined;
+    if (target && (target.localName === 'use' || target.querySelector('use') !== null)) {
+      throw new SvgRejected('an SVG <use> may not point at an element that is or holds a <use> of its own');
+    }
+  }
+}
+
 export function sanitizeSvg(bytes: Buffer): Buffer {
   const { window, purify } = env();
   let text: string;
@@ -143,6 +166,7 @@ export function sanitizeSvg(bytes: Buffer): Buffer {
   if (svgs.length !== 1 || body.children.length !== 1) throw new SvgRejected('nothing of the SVG is left after sanitising');
   const svg = svgs[0]!;
   removeExternalReferences(svg);
+  checkUseReferences(svg);
   const out = new window.XMLSerializer().serializeToString(svg);
   // What is stored must itself read back as an SVG document.
   const again = new window.DOMParser().parseFromString(out, 'image/svg+xml');

@@ -222,6 +222,23 @@ describe('Branding: GET /v1/branding, PUT and DELETE /v1/branding/logo', () => {
     assert.equal((await get(org)).body.data.light.sha256, commented.body.data.light.sha256, 'the refused uploads left the logo alone');
   });
 
+  it('refuses <use> chains and more than 100 <use> elements, which would multiply what every PDF draws', async () => {
+    const org = await createTestOrg();
+    const svg = (s: string) => ({ data: Buffer.from(s).toString('base64'), mime: 'image/svg+xml' });
+    const open = '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" viewBox="0 0 10 10">';
+    // Nine levels of eight <use>s each: 8^9 (134 million) rectangles drawn from 83 elements.
+    let levels = '<g id="l0"><rect width="1" height="1"/></g>';
+    for (let i = 1; i <= 9; i++) levels += `<g id="l${i}">${`<use href="#l${i - 1}"/>`.repeat(8)}</g>`;
+    assertLogoInvalid(await put(org, svg(`${open}<defs>${levels}</defs><use href="#l9"/></svg>`)), /may not point at an element that is or holds a <use>/);
+    // The same with xlink:href, and a <use> that points at itself.
+    assertLogoInvalid(await put(org, svg(`${open}<g id="a"><use xlink:href="#b"/></g><g id="b"><rect width="1" height="1"/></g><use xlink:href="#a"/></svg>`)), /is or holds a <use>/);
+    assertLogoInvalid(await put(org, svg(`${open}<use id="me" href="#me"/></svg>`)), /is or holds a <use>/);
+    assertLogoInvalid(await put(org, svg(`${open}<rect id="r" width="1" height="1"/>${'<use href="#r"/>'.repeat(101)}</svg>`)), /more than 100 <use> elements/);
+    // A symbol used a hundred times is a logo like any other.
+    const symbols = await put(org, svg(`${open}<symbol id="s"><rect width="1" height="1"/></symbol>${'<use href="#s"/>'.repeat(100)}</svg>`));
+    assert.equal(symbols.status, 200, symbols.raw);
+  });
+
   it('sanitises the SVG as the XML parser reads it: markup the HTML parser would nest differently is neither lost nor a way past the limits', async () => {
     const org = await createTestOrg();
     const svg = (s: string) => ({ data: Buffer.from(s).toString('base64'), mime: 'image/svg+xml' });
