@@ -15,7 +15,7 @@ import { formatOere } from '../shared/money.ts';
 import { formatDate, pickLanguage, TEXTS, type Language } from './texts.ts';
 import { payPageLogoRoute } from '../branding/pay-page-logo.ts';
 import { servePaymentDomainLinks } from './payment-domain-host.ts';
-import { portalRouting, registerPortalRoutes, type PortalDeps } from './portal/portal-routes.ts';
+import { registerPortalRoutes, type PortalDeps } from './portal/portal-routes.ts';
 import { registerStartLinkPages } from './start-link-pages.ts';
 
 /**
@@ -102,8 +102,6 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
     return503OnClosing: false,
     logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 8192 },
-    // A portal's own host (<subdomain>.<PORTAL_BASE_DOMAIN>, its custom domain) reaches its routes under /portal/<subdomain>.
-    ...(deps.portal ? { rewriteUrl: portalRouting(deps.portal) } : {}),
   });
   // The fixed words of every route, for masking the path of a request no route matched; the provider's name is one.
   app.addHook('onRoute', (route) => routeWords.add(route.url));
@@ -329,7 +327,7 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
 
   payPageLogoRoute(app, deps.db);
   deps.providerRoutes?.(app);
-  if (deps.portal) registerPortalRoutes(app, { db: deps.db, clock: deps.clock, payBaseUrl: base }, deps.portal);
+  if (deps.portal) registerPortalRoutes(app, { db: deps.db, clock: deps.clock, payBaseUrl: base, trustProxy: deps.trustProxy ?? false }, deps.portal);
   // The test provider's pages of the start links (verification, card setup, accounting connection).
   if (deps.providerRoutes) registerStartLinkPages(app, deps.db);
 
@@ -343,7 +341,10 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
     // A path that cannot be decoded names nothing there is; any other refusal of the framework's is a bad request.
     const [status, code, message] = err.code === 'FST_ERR_BAD_URL'
       ? [404, 'route_not_found', 'The request path cannot be decoded.']
-      : [400, 'invalid_request', 'The request could not be read.'];
+      // The router could not ask the database which portal a host names (portal-host.ts logs why).
+      : err.code === 'FST_ERR_ASYNC_CONSTRAINT'
+        ? [500, 'internal_error', 'The request could not be handled; retry later.']
+        : [400, 'invalid_request', 'The request could not be read.'];
     if (req.url.startsWith('/callbacks/')) void callbackError(reply, status, code, message);
     else void messagePage(reply, status, pickLanguage(undefined, req.headers['accept-language']));
   };

@@ -3,6 +3,9 @@ import type { LightMyRequestResponse } from 'fastify';
 import { call, createTestOrg, startTestApp, testDb, type CallOptions, type TestApp, type TestOrg } from '../helpers/context.ts';
 import { startTestPay, type TestPay } from '../helpers/pay.ts';
 import { sha256 } from '../../services/shared/crypto.ts';
+import type { EngineClient } from '../../services/shared/engine-client.ts';
+import type { WorkTarget } from '../../contracts/workflows.ts';
+import { confirmTokenOf } from '../../services/pay/portal/portal-tokens.ts';
 
 /**
  * The customer portal's pages on the pay service, in-process (inject): which portal answers, the sign-in link's
@@ -45,8 +48,9 @@ describe('customer portal pages', function () {
       body: { customerId: customer, dueDate: '2031-03-14', lines: [{ description: 'Kagebord', quantity: 1, unitPriceOere: 50_000, vatRateBps: 2500 }] },
     }, o)) as Promise<{ id: string; number: number }>;
 
-  const page = (method: 'GET' | 'POST', url: string, opts: { form?: Record<string, string>; cookie?: string; host?: string; ip?: string } = {}) =>
-    pay.app.inject({
+  type PageOptions = { form?: Record<string, string>; cookie?: string; host?: string; ip?: string; headers?: Record<string, string>; app?: TestPay };
+  const page = (method: 'GET' | 'POST', url: string, opts: PageOptions = {}) =>
+    (opts.app ?? pay).app.inject({
       method,
       url,
       remoteAddress: opts.ip ?? '127.0.0.1',
@@ -55,6 +59,7 @@ describe('customer portal pages', function () {
         ...(opts.cookie ? { cookie: opts.cookie } : {}),
         ...(opts.form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
         'accept-language': 'da',
+        ...opts.headers,
       },
       ...(opts.form ? { payload: new URLSearchParams(opts.form).toString() } : {}),
     });
@@ -76,9 +81,21 @@ describe('customer portal pages', function () {
     return keyring.decrypt(all.at(-1)!.token_enc!);
   }
   const cookieOf = (res: LightMyRequestResponse) => String(res.headers['set-cookie']).split(';')[0]!;
+  const confirmOf = (html: string) => /name="confirm" value="([^"]+)"/.exec(html)?.[1];
+  /** Opens a link's confirmation page as a browser does: its cookie and the token in its form. */
+  async function openLink(token: string, opts: { base?: string; host?: string } = {}): Promise<{ cookie: string; confirm: string }> {
+    const opened = await page('GET', `${opts.base ?? `/portal/${SUB}`}/sign-in/${token}`, opts.host ? { host: opts.host } : {});
+    assert.equal(opened.statusCode, 200, opened.body);
+    return { cookie: cookieOf(opened), confirm: confirmOf(opened.body)! };
+  }
+  /** Opens the link and presses its button, as the browser does (same origin: no cross-site headers). */
+  async function redeem(token: string, opts: { base?: string; host?: string; form?: Record<string, string> } = {}) {
+    const { cookie, confirm } = await openLink(token, opts);
+    return page('POST', `${opts.base ?? `/portal/${SUB}`}/sign-in/${token}`, { form: { confirm, ...opts.form }, cookie, ...(opts.host ? { host: opts.host } : {}) });
+  }
   async function signIn(email = EMAIL): Promise<string> {
     const token = await requestLink(email);
-    const res = await page('POST', `/portal/${SUB}/sign-in/${token}`, { form: {} });
+    const res = await redeem(token);
     assert.equal(res.statusCode, 303, res.body);
     return cookieOf(res);
   }
@@ -143,38 +160,121 @@ describe('customer portal pages', function () {
       assert.equal(res.statusCode, 200);
       assert.match(res.body, /<form method="post" action="\/sign-in"/);
       assert.match(res.body, /href="\/portal.css"/);
-      assert.equal((await page('GET', '/', { host: `${OTHER}.kundeportal.test` })).statusCode, 404);
       // The mailed link points at the portal host.
       const token = await requestLink(EMAIL, { host, base: '' });
       assert.equal((await links()).at(-1)!.link_base, `http://${host}/sign-in`);
-      const signedIn = await page('POST', `/sign-in/${token}`, { form: {}, host });
+      const opened = await page('GET', `/sign-in/${token}`, { host });
+      assert.match(String(opened.headers['set-cookie']), /^portal_confirm=[A-Za-z0-9_-]{43}; Path=\/sign-in; Max-Age=900; HttpOnly; SameSite=Strict$/);
+      const signedIn = await redeem(token, { host, base: '' });
       assert.equal(signedIn.statusCode, 303);
       assert.equal(signedIn.headers.location, '/?lang=da');
       assert.match(String(signedIn.headers['set-cookie']), /; Path=\/; /);
       const home = await page('GET', '/', { host, cookie: cookieOf(signedIn) });
       assert.match(home.body, new RegExp(`href="/invoices/${ownInvoice.id}/pdf"`));
+      // On a portal's host only the portal's pages answer: neither another portal's path nor the pay pages.
+      assert.equal((await page('GET', `/portal/${SUB}`, { host })).statusCode, 404);
+      assert.equal((await page('GET', '/healthz', { host })).statusCode, 404);
+      assert.equal((await page('GET', '/healthz')).statusCode, 200);
       // The pay service's own pages stay where they are on its own host.
       assert.match((await page('GET', '/')).body, /Betalingskode/);
     });
 
-    it('a verified custom domain serves the portal too (read when the service starts, and every 30 seconds)', async () => {
-      await db.sql`UPDATE customer_portals SET custom_domain = 'konto.bagerhansen.dk', custom_domain_status = 'unverified' WHERE organization_id = ${org.organizationId}`;
-      const unverified = await startTestPay({ portal: { keyring: testDb().keyring } });
+    it('a host under the base domain that names no active portal is no portal host (unknown and inactive alike)', async () => {
+      const unknown = await page('GET', '/', { host: `${NOBODY}.kundeportal.test` });
+      const inactive = await page('GET', '/', { host: `${OTHER}.kundeportal.test` });
+      assert.equal(unknown.statusCode, 200);
+      assert.match(unknown.body, /Betalingskode/);
+      assert.equal(inactive.statusCode, 200);
+      assert.equal(inactive.body.replace(/req_[0-9a-f]+/g, ''), unknown.body.replace(/req_[0-9a-f]+/g, ''));
+      // Activated, the very next request finds it: no list of portals is kept in memory.
+      await setPortal({ active: true }, other, OTHER);
       try {
-        assert.match((await unverified.app.inject({ method: 'GET', url: '/', headers: { host: 'konto.bagerhansen.dk' } })).body, /Betalingskode/);
+        assert.match((await page('GET', '/', { host: `${OTHER}.kundeportal.test` })).body, /Anden ApS/);
       } finally {
-        await unverified.close();
+        await setPortal({ active: false }, other, OTHER);
       }
-      await db.sql`UPDATE customer_portals SET custom_domain_status = 'verified' WHERE organization_id = ${org.organizationId}`;
-      const verified = await startTestPay({ portal: { keyring: testDb().keyring } });
+    });
+
+    it('the pay service\'s own host is never a portal host, even under PORTAL_BASE_DOMAIN', async () => {
+      // PAY_BASE_URL=https://betal-….kundeportal.test with PORTAL_BASE_DOMAIN=kundeportal.test, and even an active
+      // portal of that very name.
+      const name = `betal-${run}`;
+      const host = `${name}.kundeportal.test`;
+      const owner = await createTestOrg({ name: 'Betal ApS' });
+      await setPortal({ active: true }, owner, name);
+      const payHere = await startTestPay({ payBaseUrl: `https://${host}`, portal: { keyring: testDb().keyring, baseDomain: 'kundeportal.test' } });
       try {
-        const res = await verified.app.inject({ method: 'GET', url: '/?lang=en', headers: { host: 'Konto.BagerHansen.dk' } });
+        const code = await page('GET', '/', { host, app: payHere });
+        assert.equal(code.statusCode, 200);
+        assert.match(code.body, /Betalingskode/);
+        assert.doesNotMatch(code.body, /Betal ApS/);
+        assert.equal((await page('GET', '/healthz', { host, app: payHere })).statusCode, 200);
+        const callback = await payHere.app.inject({ method: 'POST', url: '/callbacks/test', headers: { host, 'content-type': 'application/json' }, payload: '{}' });
+        assert.equal(callback.statusCode, 401, callback.body);
+        // Portals stay reachable there by path, and on their own hosts.
+        assert.equal((await page('GET', `/portal/${SUB}`, { host, app: payHere })).statusCode, 200);
+        assert.match((await page('GET', '/', { host: `${SUB}.kundeportal.test`, app: payHere })).body, /Bager Hansen ApS/);
+      } finally {
+        await payHere.close();
+        await db.sql`DELETE FROM customer_portals WHERE organization_id = ${owner.organizationId}`;
+      }
+    });
+
+    it('a verified custom domain serves its organisation\'s portal from the next request on, whatever its subdomain becomes', async () => {
+      const domain = `konto-${run}.bagerhansen.dk`;
+      await db.sql`UPDATE customer_portals SET custom_domain = ${domain}, custom_domain_status = 'unverified' WHERE organization_id = ${org.organizationId}`;
+      try {
+        assert.match((await page('GET', '/', { host: domain })).body, /Betalingskode/);
+        await db.sql`UPDATE customer_portals SET custom_domain_status = 'verified' WHERE organization_id = ${org.organizationId}`;
+        const res = await page('GET', '/?lang=en', { host: domain.replace('konto', 'Konto') + '.' });
         assert.equal(res.statusCode, 200);
         assert.match(res.body, /<form method="post" action="\/sign-in"/);
         assert.match(res.body, /Bager Hansen ApS/);
+        // The organisation moves to another subdomain and another organisation takes its old one: the custom domain
+        // stays the first one's portal.
+        await db.sql`UPDATE customer_portals SET subdomain = ${`flyttet-${run}`} WHERE organization_id = ${org.organizationId}`;
+        await db.sql`UPDATE customer_portals SET subdomain = ${SUB}, active = true WHERE organization_id = ${other.organizationId}`;
+        const moved = await page('GET', '/', { host: domain });
+        assert.match(moved.body, /Bager Hansen ApS/);
+        assert.doesNotMatch(moved.body, /Anden ApS/);
       } finally {
-        await verified.close();
+        await db.sql`UPDATE customer_portals SET subdomain = ${OTHER}, active = false WHERE organization_id = ${other.organizationId}`;
+        await db.sql`UPDATE customer_portals SET subdomain = ${SUB}, custom_domain = NULL, custom_domain_status = 'none' WHERE organization_id = ${org.organizationId}`;
+      }
+    });
+
+    it('a verified payment domain is never a portal host, even if entered as a portal\'s custom domain', async () => {
+      const domain = `betal-${run}.bagerhansen.dk`;
+      await db.sql`UPDATE customer_portals SET custom_domain = ${domain}, custom_domain_status = 'verified' WHERE organization_id = ${org.organizationId}`;
+      try {
+        assert.match((await page('GET', '/', { host: domain })).body, /Bager Hansen ApS/);
+        await db.sql`
+          INSERT INTO payment_domains (organization_id, domain, status, verification_value) VALUES (${other.organizationId}, ${domain}, 'verified', 'x')
+          ON CONFLICT (organization_id) DO UPDATE SET domain = EXCLUDED.domain, status = 'verified'`;
+        // The pay service's answer for its host (services/pay/payment-domain-host.ts), not the portal.
+        const res = await page('GET', '/', { host: domain });
+        assert.doesNotMatch(res.body, /Bager Hansen ApS|class="portal/);
+      } finally {
+        await db.sql`DELETE FROM payment_domains WHERE organization_id = ${other.organizationId}`;
         await db.sql`UPDATE customer_portals SET custom_domain = NULL, custom_domain_status = 'none' WHERE organization_id = ${org.organizationId}`;
+      }
+    });
+
+    it('the host is X-Forwarded-Host only behind a trusted proxy (PAY_TRUST_PROXY), as for payment domains', async () => {
+      const forwarded = { 'x-forwarded-host': `${SUB}.kundeportal.test` };
+      assert.match((await page('GET', '/', { host: 'proxy.internal', headers: forwarded })).body, /Betalingskode/);
+      const proxied = await startTestPay({ trustProxy: true, portal: { keyring: testDb().keyring, baseDomain: 'kundeportal.test' } });
+      try {
+        const res = await page('GET', '/', { host: 'proxy.internal', headers: forwarded, app: proxied });
+        assert.equal(res.statusCode, 200);
+        assert.match(res.body, /<form method="post" action="\/sign-in"/);
+        assert.match(res.body, /Bager Hansen ApS/);
+        // The mailed link is built on the forwarded host too.
+        await db.sql`DELETE FROM portal_sign_in_attempts WHERE organization_id = ${org.organizationId}`;
+        assert.equal((await page('POST', '/sign-in', { host: 'proxy.internal', headers: forwarded, form: { email: EMAIL }, ip: freshIp(), app: proxied })).statusCode, 200);
+        assert.equal((await links()).at(-1)!.link_base, `http://${SUB}.kundeportal.test/sign-in`);
+      } finally {
+        await proxied.close();
       }
     });
   });
@@ -199,6 +299,38 @@ describe('customer portal pages', function () {
       const [stored] = await db.sql<{ token_sha256: Buffer }[]>`SELECT token_sha256 FROM portal_sign_in_links WHERE id = ${link.id}`;
       assert.deepEqual(stored!.token_sha256, sha256(token));
       assert.ok(!link.token_enc!.includes(Buffer.from(token)));
+    });
+
+    it('the answer does not wait for the workflow engine: a known address is not told apart by a slower answer', async () => {
+      // An engine whose poke never answers until told to: the page must be answered while the poke is still pending.
+      const poked: WorkTarget[] = [];
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let settled = false;
+      const engine: EngineClient = {
+        send: () => Promise.reject(new Error('not used')),
+        poke: (target) => {
+          poked.push(target);
+          return held.then(() => void (settled = true));
+        },
+      };
+      const slow = await startTestPay({ portal: { keyring: testDb().keyring, engine } });
+      try {
+        await db.sql`DELETE FROM portal_sign_in_attempts WHERE organization_id = ${org.organizationId}`;
+        const before = (await links()).length;
+        const known = await page('POST', `/portal/${SUB}/sign-in`, { form: { email: EMAIL }, ip: freshIp(), app: slow });
+        assert.equal(known.statusCode, 200);
+        assert.match(known.body, /Hvis adressen er kendt, er et link til at logge ind på vej/);
+        const link = (await links()).at(-1)!;
+        assert.equal((await links()).length, before + 1);
+        // Handed to the engine after the answer, and still pending.
+        await new Promise((resolve) => setImmediate(resolve));
+        assert.deepEqual(poked, [{ service: 'PortalSignInMail', handler: 'deliver', key: link.id }]);
+        assert.equal(settled, false);
+      } finally {
+        release();
+        await slow.close();
+      }
     });
 
     it('the address is matched as typed or in lower case; another organisation\'s customer with it is not reached', async () => {
@@ -251,9 +383,10 @@ describe('customer portal pages', function () {
       const confirm = await page('GET', `/portal/${SUB}/sign-in/${token}`);
       assert.equal(confirm.statusCode, 200);
       assert.match(confirm.body, new RegExp(`<form method="post" action="/portal/${SUB}/sign-in/${token}">`));
+      assert.match(String(confirm.headers['set-cookie']), new RegExp(`^portal_confirm=[A-Za-z0-9_-]{43}; Path=/portal/${SUB}/sign-in; Max-Age=900; HttpOnly; SameSite=Strict$`));
       assert.equal((await page('GET', `/portal/${SUB}/sign-in/${token}`)).statusCode, 200, 'still valid after being opened');
 
-      const first = await page('POST', `/portal/${SUB}/sign-in/${token}`, { form: { lang: 'en' } });
+      const first = await redeem(token, { form: { lang: 'en' } });
       assert.equal(first.statusCode, 303);
       assert.equal(first.headers.location, `/portal/${SUB}?lang=en`);
       const cookie = String(first.headers['set-cookie']);
@@ -262,7 +395,11 @@ describe('customer portal pages', function () {
         SELECT token_sha256, expires_at, created_at FROM portal_sessions WHERE token_sha256 = ${sha256(cookieOf(first).split('=')[1]!)}`;
       assert.equal(session!.expires_at.getTime() - session!.created_at.getTime(), 8 * 3600 * 1000);
 
-      const second = await page('POST', `/portal/${SUB}/sign-in/${token}`, { form: {} });
+      // Pressed again (the page still open, its cookie still there): the link is spent.
+      const confirmCookie = cookieOf(confirm);
+      const second = await page('POST', `/portal/${SUB}/sign-in/${token}`, {
+        form: { confirm: confirmTokenOf(testDb().keyring, sha256(token), confirmCookie.split('=')[1]!) }, cookie: confirmCookie,
+      });
       assert.equal(second.statusCode, 410);
       assert.equal(second.headers['set-cookie'], undefined);
       assert.match(second.body, /Linket er allerede brugt eller er udløbet/);
@@ -271,25 +408,65 @@ describe('customer portal pages', function () {
 
     it('an expired link is refused', async () => {
       const token = await requestLink();
+      const { cookie, confirm } = await openLink(token);
       await db.sql`UPDATE portal_sign_in_links SET expires_at = now() - interval '1 second' WHERE token_sha256 = ${sha256(token)}`;
       assert.equal((await page('GET', `/portal/${SUB}/sign-in/${token}`)).statusCode, 410);
-      const res = await page('POST', `/portal/${SUB}/sign-in/${token}`, { form: {} });
+      const res = await page('POST', `/portal/${SUB}/sign-in/${token}`, { form: { confirm }, cookie });
       assert.equal(res.statusCode, 410);
       assert.equal(res.headers['set-cookie'], undefined);
     });
 
     it('a link works only on its own organisation\'s portal, and a made-up token nowhere', async () => {
       const token = await requestLink();
+      const { cookie, confirm } = await openLink(token);
       await setPortal({ active: true }, other, OTHER);
       try {
-        assert.equal((await page('POST', `/portal/${OTHER}/sign-in/${token}`, { form: {} })).statusCode, 410);
+        assert.equal((await page('POST', `/portal/${OTHER}/sign-in/${token}`, { form: { confirm }, cookie })).statusCode, 410);
       } finally {
         await setPortal({ active: false }, other, OTHER);
       }
-      assert.equal((await page('POST', `/portal/${SUB}/sign-in/${'A'.repeat(43)}`, { form: {} })).statusCode, 410);
-      assert.equal((await page('POST', `/portal/${SUB}/sign-in/not-a-token`, { form: {} })).statusCode, 410);
+      const madeUp = 'A'.repeat(43);
+      const madeUpConfirm = confirmTokenOf(testDb().keyring, sha256(madeUp), cookie.split('=')[1]!);
+      assert.equal((await page('POST', `/portal/${SUB}/sign-in/${madeUp}`, { form: { confirm: madeUpConfirm }, cookie })).statusCode, 410);
+      assert.equal((await page('POST', `/portal/${SUB}/sign-in/not-a-token`, { form: { confirm }, cookie })).statusCode, 410);
       // The real one still works: the failed tries did not touch it.
-      assert.equal((await page('POST', `/portal/${SUB}/sign-in/${token}`, { form: {} })).statusCode, 303);
+      assert.equal((await page('POST', `/portal/${SUB}/sign-in/${token}`, { form: { confirm }, cookie })).statusCode, 303);
+    });
+
+    it('login CSRF: only this browser\'s press on the portal\'s own confirmation page spends the link', async () => {
+      const token = await requestLink();
+      const url = `/portal/${SUB}/sign-in/${token}`;
+      const { cookie, confirm } = await openLink(token);
+      const otherBrowser = await openLink(token);
+      const otherLink = await openLink(await requestLink());
+      const refusals: [string, PageOptions][] = [
+        // Another site's form: the Strict cookie does not go with it, so neither does a token for it.
+        ['no cookie, no token', { form: {} }],
+        ['the token without its cookie', { form: { confirm } }],
+        ['the cookie without the token', { form: {}, cookie }],
+        ['another browser\'s token', { form: { confirm: otherBrowser.confirm }, cookie }],
+        ['another link\'s token', { form: { confirm: otherLink.confirm }, cookie: otherLink.cookie }],
+        // Even with both, a cross-site request (a browser that would send the cookie) is refused by its headers.
+        ['Sec-Fetch-Site: cross-site', { form: { confirm }, cookie, headers: { 'sec-fetch-site': 'cross-site' } }],
+        ['Sec-Fetch-Site: same-site', { form: { confirm }, cookie, headers: { 'sec-fetch-site': 'same-site' } }],
+        ['Origin of another site', { form: { confirm }, cookie, headers: { origin: 'https://angriber.example' } }],
+      ];
+      for (const [what, opts] of refusals) {
+        const res = await page('POST', url, opts);
+        assert.equal(res.statusCode, 403, what);
+        assert.equal(res.headers['set-cookie'], undefined, what);
+        assert.match(res.body, /Siden var for gammel/, what);
+      }
+      const [unspent] = await db.sql<{ used_at: Date | null }[]>`SELECT used_at FROM portal_sign_in_links WHERE token_sha256 = ${sha256(token)}`;
+      assert.equal(unspent!.used_at, null, 'no refused request spent the link');
+      // What a browser sends with the page's own form (Origin "null" under Referrer-Policy: no-referrer) is accepted.
+      const ok = await page('POST', url, { form: { confirm }, cookie, headers: { 'sec-fetch-site': 'same-origin', origin: 'null' } });
+      assert.equal(ok.statusCode, 303, ok.body);
+      // And an Origin naming the request's own host is too.
+      const next = await requestLink();
+      const opened = await openLink(next);
+      const own = await page('POST', `/portal/${SUB}/sign-in/${next}`, { form: { confirm: opened.confirm }, cookie: opened.cookie, headers: { origin: 'http://localhost', 'sec-fetch-site': 'same-origin' } });
+      assert.equal(own.statusCode, 303, own.body);
     });
   });
 
@@ -462,6 +639,20 @@ describe('customer portal pages', function () {
         assert.ok(logo.rawPayload.equals(png));
         assert.equal(logo.headers['content-security-policy'], "default-src 'none'; style-src 'unsafe-inline'; sandbox");
         assert.equal((await page('GET', `/portal/${SUB}/logo/${'0'.repeat(64)}`)).statusCode, 404);
+        // Only the current light logo: one it replaced (now the dark one) or any other image it uploaded is 404.
+        const newer = Buffer.concat([png, Buffer.from('00', 'hex')]);
+        const newerHash = sha256(newer).toString('hex');
+        const stray = Buffer.concat([png, Buffer.from('01', 'hex')]);
+        const strayHash = sha256(stray).toString('hex');
+        await db.sql`INSERT INTO branding_images (organization_id, sha256, mime, content, width, height) VALUES (${org.organizationId}, ${newerHash}, 'image/png', ${newer}, 1, 1), (${org.organizationId}, ${strayHash}, 'image/png', ${stray}, 1, 1)`;
+        await db.sql`UPDATE branding_logos SET sha256 = ${newerHash} WHERE organization_id = ${org.organizationId} AND variant = 'light'`;
+        await db.sql`INSERT INTO branding_logos (organization_id, variant, sha256) VALUES (${org.organizationId}, 'dark', ${hash})`;
+        assert.match((await page('GET', `/portal/${SUB}`)).body, new RegExp(`src="/portal/${SUB}/logo/${newerHash}"`));
+        assert.ok((await page('GET', `/portal/${SUB}/logo/${newerHash}`)).rawPayload.equals(newer));
+        assert.equal((await page('GET', `/portal/${SUB}/logo/${hash}`)).statusCode, 404, 'the replaced (now dark) logo');
+        assert.equal((await page('GET', `/portal/${SUB}/logo/${strayHash}`)).statusCode, 404, 'an image that is no logo');
+        await db.sql`DELETE FROM branding_logos WHERE organization_id = ${org.organizationId}`;
+        assert.equal((await page('GET', `/portal/${SUB}/logo/${newerHash}`)).statusCode, 404, 'a deleted logo');
         // Gold is light: black text on it.
         const theme = await page('GET', `/portal/${SUB}/theme.css`);
         assert.equal(theme.body, 'body.portal { --accent: #ffd700; --accent-text: #000000; }\n');
@@ -481,7 +672,7 @@ describe('customer portal pages', function () {
 
   it('logs name neither the token nor the address', async () => {
     const token = await requestLink();
-    await page('POST', `/portal/${SUB}/sign-in/${token}`, { form: {} });
+    await redeem(token);
     const logs = pay.logs();
     assert.ok(logs.includes('/portal/[subdomain]/sign-in/[token]'), 'the redeeming request is logged by its route');
     assert.ok(!logs.includes(token));

@@ -74,7 +74,7 @@ export interface CustomerSection {
 interface Models {
   'portal-sign-in': { notice: string | null; intro: string; action: string; email: string; error: string | null };
   'portal-message': { heading: string; text: string; linkHref: string | null; linkText: string };
-  'portal-confirm': { text: string; action: string };
+  'portal-confirm': { text: string; action: string; confirm: string };
   'portal-home': { notice: string | null; csrf: string; selfService: boolean; showCustomerNames: boolean; customers: CustomerSection[] };
 }
 

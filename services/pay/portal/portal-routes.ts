@@ -13,11 +13,11 @@ import { changePortalSubscription, PORTAL_SUBSCRIPTION_ACTIONS, type PortalSubsc
 import { findActivePortal, findPortalLogo, type Portal } from './find-portal.ts';
 import { loadPortalOverview, type CustomerOverview } from './load-portal-overview.ts';
 import { portalInvoicePdf, portalPaymentUrl } from './portal-invoice.ts';
-import { CUSTOM_DOMAIN_REFRESH_MS, portalRewriteUrl, PortalHosts } from './portal-host.ts';
+import { ON_PORTAL_HOST, PORTAL_HOST_CONSTRAINT, portalHostConstraint, portalOfHostRequest, requestHost, type RequestHost } from './portal-host.ts';
 import { PORTAL_CSS, renderPortalPage, themeCss, type CustomerSection, type InvoiceItem, type PortalLayout } from './portal-pages.ts';
 import { endPortalSession, loadPortalSession, type PortalSession } from './portal-session.ts';
 import { PORTAL_TEXTS } from './portal-texts.ts';
-import { csrfTokenMatches, csrfTokenOf } from './portal-tokens.ts';
+import { confirmTokenMatches, confirmTokenOf, csrfTokenMatches, csrfTokenOf, newPortalToken, portalTokenHash } from './portal-tokens.ts';
 import { redeemSignInLink, SESSION_HOURS, signInLinkIsValid } from './redeem-sign-in-link.ts';
 import { requestSignInLink, type SignInLimits } from './request-sign-in-link.ts';
 
@@ -36,24 +36,19 @@ export interface PortalDeps {
   limits?: SignInLimits;
 }
 
-// One host map per portal configuration: the router's rewrite (built with the app) and the routes share it.
-const hostMaps = new WeakMap<PortalDeps, PortalHosts>();
-const hostsOf = (deps: PortalDeps): PortalHosts => {
-  let hosts = hostMaps.get(deps);
-  if (!hosts) hostMaps.set(deps, (hosts = new PortalHosts(deps.baseDomain)));
-  return hosts;
-};
-
-/** Fastify's `rewriteUrl` for the pay app: requests for a portal's own host go to its routes (portal-host.ts). */
-export const portalRouting = (deps: PortalDeps) => portalRewriteUrl(hostsOf(deps));
-
 interface PayContext {
   db: Db;
   clock: Clock;
   payBaseUrl: string;
+  /** PAY_TRUST_PROXY: the request's host is X-Forwarded-Host (portal-host.ts, requestHost). */
+  trustProxy?: boolean;
 }
 
 const COOKIE = 'portal_session';
+/** The confirmation page's own cookie against login CSRF (portal-tokens.ts, confirmTokenOf). */
+const CONFIRM_COOKIE = 'portal_confirm';
+/** As long as a link lives (request-sign-in-link.ts). */
+const CONFIRM_COOKIE_SECONDS = 15 * 60;
 const CSP = [
   "default-src 'none'",
   "style-src 'self'",
@@ -66,6 +61,15 @@ const EMAIL = /^[^\s@<>,;:"()[\]\\]+@[^\s@<>,;:"()[\]\\]+\.[^\s@<>,;:"()[\]\\]+$
 
 type Params = { subdomain: string };
 type Form = Record<string, string> | undefined;
+type Query = Record<string, string | undefined>;
+type PortalRequest<P> = FastifyRequest<{ Params: P; Body: Form; Querystring: Query }>;
+
+/** Where a request is: the portal (none when unknown or inactive), the base of its links, and the host it came for. */
+interface Where {
+  base: string;
+  portal: Portal | undefined;
+  host: RequestHost;
+}
 
 function cookieOf(req: FastifyRequest, name: string): string | undefined {
   for (const part of (req.headers.cookie ?? '').split(';')) {
@@ -77,29 +81,40 @@ function cookieOf(req: FastifyRequest, name: string): string | undefined {
 
 /**
  * The customer portal's pages on the pay service (docs/customer-portal.md): sign-in by a one-time e-mailed link, the
- * debtor's invoices, balance, PDFs and payment, and with self-service their subscriptions. Every route is under
- * `/portal/:subdomain` (a portal host's requests are rewritten there, portal-host.ts); an inactive or unknown portal
- * answers 404 everywhere but its stylesheet.
+ * debtor's invoices, balance, PDFs and payment, and with self-service their subscriptions. Every page is served at
+ * `/portal/:subdomain/…` and, on a host that names an active portal (portal-host.ts), at the host's root; an inactive
+ * or unknown portal answers 404 at the path form everywhere but its stylesheet (its host is no portal's host).
  */
 export function registerPortalRoutes(app: FastifyInstance, pay: PayContext, deps: PortalDeps): void {
   const { db, clock } = pay;
   const documents = deps.documents ?? createPostgresDocumentStore();
   const payBase = pay.payBaseUrl.replace(/\/+$/, '');
-  const hosts = hostsOf(deps);
-  let refreshing: NodeJS.Timeout | undefined;
-  const refresh = () => hosts.refresh(db).catch((err: unknown) =>
-    app.log.warn({ err }, 'the portals\' custom domains could not be read; the last ones read stay until the next try'));
-  // The service starts without them when the database is away; the next refresh brings them.
-  app.addHook('onReady', async () => {
-    await refresh();
-    refreshing = setInterval(() => void refresh(), CUSTOM_DOMAIN_REFRESH_MS).unref();
-  });
-  app.addHook('onClose', async () => clearInterval(refreshing));
+  const trustProxy = pay.trustProxy ?? false;
+  // `<subdomain>.<PORTAL_BASE_DOMAIN>` and verified custom domains: the router asks the database which portal a host
+  // names (portal-host.ts), and the portal's root routes below answer only there.
+  app.addConstraintStrategy(portalHostConstraint({
+    db, baseDomain: deps.baseDomain, payHostname: new URL(payBase).hostname, trustProxy, log: app.log,
+  }));
   const secureCookies = payBase.startsWith('https:');
 
-  /** '' when the request came by the portal's own host, `/portal/<subdomain>` by the pay service's. */
-  const baseOf = (req: FastifyRequest, sub: string): string =>
-    hosts.subdomainOf(req.headers.host) === sub.toLowerCase() ? '' : `/portal/${sub.toLowerCase()}`;
+  /**
+   * The portal of a request: on a portal's host, the one the router found (links at the host's root); else the one at
+   * `/portal/<subdomain>` (links under that).
+   */
+  const whereOf = async (req: FastifyRequest): Promise<Where> => {
+    const onHost = portalOfHostRequest(req.raw);
+    if (onHost) return { base: '', portal: onHost.portal, host: onHost.host };
+    const sub = ((req.params as Partial<Params>).subdomain ?? '').toLowerCase();
+    return { base: `/portal/${sub}`, portal: await db.read((sql) => findActivePortal(sql, sub)), host: requestHost(req.raw, trustProxy) };
+  };
+
+  /** Each page at both addresses: `/portal/<subdomain><path>`, and `<path>` on a portal's own host. */
+  const route = <P extends object>(method: 'GET' | 'POST', path: string, handler: (req: PortalRequest<P>, reply: FastifyReply) => Promise<unknown>) => {
+    app.route<{ Params: P & Partial<Params>; Body: Form; Querystring: Query }>({ method, url: `/portal/:subdomain${path}`, handler });
+    app.route<{ Params: P; Body: Form; Querystring: Query }>({
+      method, url: path || '/', constraints: { [PORTAL_HOST_CONSTRAINT]: ON_PORTAL_HOST }, handler,
+    });
+  };
   const homeOf = (base: string) => base || '/';
   const langOf = (req: FastifyRequest, fallback?: Language | null): Language => {
     const q = req.query as Record<string, unknown> | undefined;
@@ -218,9 +233,8 @@ export function registerPortalRoutes(app: FastifyInstance, pay: PayContext, deps
   };
 
   /** The portal and the signed-in session of a request; answers the request itself (404, or the sign-in page) when either is missing. */
-  const signedIn = async (req: FastifyRequest<{ Params: Params }>, reply: FastifyReply) => {
-    const base = baseOf(req, req.params.subdomain);
-    const portal = await db.read((sql) => findActivePortal(sql, req.params.subdomain));
+  const signedIn = async (req: FastifyRequest, reply: FastifyReply) => {
+    const { base, portal } = await whereOf(req);
     if (!portal) {
       await notFound(req, reply, base, langOf(req));
       return undefined;
@@ -243,25 +257,53 @@ export function registerPortalRoutes(app: FastifyInstance, pay: PayContext, deps
     return message(req, reply, 403, base, portal, lang, t.errorTitle, t.csrfRefused, { href: withLang(homeOf(base), lang), text: t.homeTitle });
   };
 
+  /**
+   * Spending a link signs a browser in, so it must be this browser's own click on the confirmation page (login CSRF:
+   * another site's form would sign the victim into the sender's account). Fetch metadata when the browser sends it;
+   * an Origin of another host; and the confirmation page's cookie-bound token (portal-tokens.ts, confirmTokenOf),
+   * which also covers browsers that send neither header. Our pages' `Referrer-Policy: no-referrer` makes browsers send
+   * `Origin: null` on their own forms, so "null" alone proves nothing either way.
+   */
+  const sameOriginRequest = (req: FastifyRequest, host: RequestHost): boolean => {
+    const site = req.headers['sec-fetch-site'];
+    if (site !== undefined && site !== 'same-origin' && site !== 'none') return false;
+    const origin = req.headers.origin;
+    if (origin === undefined || origin === 'null') return true;
+    try {
+      // Compared as URLs of the same scheme, so a default port written or not makes no difference.
+      const from = new URL(origin);
+      return from.host === new URL(`${from.protocol}//${host.host}`).host;
+    } catch {
+      return false;
+    }
+  };
+
+  const linkRefused = (req: FastifyRequest, reply: FastifyReply, base: string, portal: Portal, lang: Language) => {
+    const t = PORTAL_TEXTS[lang];
+    return message(req, reply, 410, base, portal, lang, t.linkInvalidTitle, t.linkInvalidText, { href: withLang(homeOf(base), lang), text: t.requestNewLink });
+  };
+
   // ------------------------------------------------------------------------------------------------------------
   // Static: the stylesheet (the same for every portal), the portal's accent and its logo.
 
-  app.get('/portal/:subdomain/portal.css', async (_req, reply) =>
-    reply.type('text/css; charset=utf-8').header('Cache-Control', 'public, max-age=3600').header('X-Content-Type-Options', 'nosniff').send(PORTAL_CSS));
+  const css = (reply: FastifyReply) =>
+    reply.type('text/css; charset=utf-8').header('Cache-Control', 'public, max-age=3600').header('X-Content-Type-Options', 'nosniff').send(PORTAL_CSS);
+  app.get('/portal/:subdomain/portal.css', async (_req, reply) => css(reply));
+  app.get('/portal.css', { constraints: { [PORTAL_HOST_CONSTRAINT]: ON_PORTAL_HOST } }, async (_req, reply) => css(reply));
 
-  app.get<{ Params: Params }>('/portal/:subdomain/theme.css', async (req, reply) => {
-    const portal = await db.read((sql) => findActivePortal(sql, req.params.subdomain));
+  route('GET', '/theme.css', async (req, reply) => {
+    const { portal } = await whereOf(req);
     return reply.type('text/css; charset=utf-8').header('Cache-Control', 'no-cache').header('X-Content-Type-Options', 'nosniff')
       .send(themeCss(portal?.primaryColor ?? null));
   });
 
-  app.get<{ Params: Params & { sha256: string } }>('/portal/:subdomain/logo/:sha256', async (req, reply) => {
-    const portal = await db.read((sql) => findActivePortal(sql, req.params.subdomain));
+  route<{ sha256: string }>('GET', '/logo/:sha256', async (req, reply) => {
+    const { base, portal } = await whereOf(req);
     const logo = portal && await db.read((sql) => findPortalLogo(sql, portal.organizationId, req.params.sha256));
-    if (!portal || !logo) return notFound(req, reply, baseOf(req, req.params.subdomain), langOf(req));
+    if (!portal || !logo) return notFound(req, reply, base, langOf(req));
     return reply
       .type(logo.mime)
-      // Named by its hash, the image never changes.
+      // Named by its hash, the image never changes; once it is no longer the current logo it is 404 here.
       .header('Cache-Control', 'public, max-age=86400, immutable')
       .header('X-Content-Type-Options', 'nosniff')
       // An SVG opened on its own runs nothing and loads nothing.
@@ -272,9 +314,8 @@ export function registerPortalRoutes(app: FastifyInstance, pay: PayContext, deps
   // ------------------------------------------------------------------------------------------------------------
   // Signing in and out
 
-  app.get<{ Params: Params; Querystring: { lang?: string; done?: string } }>('/portal/:subdomain', async (req, reply) => {
-    const base = baseOf(req, req.params.subdomain);
-    const portal = await db.read((sql) => findActivePortal(sql, req.params.subdomain));
+  route('GET', '', async (req, reply) => {
+    const { base, portal } = await whereOf(req);
     if (!portal) return notFound(req, reply, base, langOf(req));
     const session = await db.read((sql) => loadPortalSession(sql, portal.organizationId, cookieOf(req, COOKIE)));
     if (!session) return signInPage(req, reply, 200, base, portal, langOf(req));
@@ -284,15 +325,14 @@ export function registerPortalRoutes(app: FastifyInstance, pay: PayContext, deps
     return homePage(req, reply, base, portal, session, lang, notice);
   });
 
-  app.post<{ Params: Params; Body: Form }>('/portal/:subdomain/sign-in', async (req, reply) => {
-    const base = baseOf(req, req.params.subdomain);
+  route('POST', '/sign-in', async (req, reply) => {
+    const { base, portal, host } = await whereOf(req);
     const lang = langOf(req);
     const t = PORTAL_TEXTS[lang];
-    const portal = await db.read((sql) => findActivePortal(sql, req.params.subdomain));
     if (!portal) return notFound(req, reply, base, lang);
     const email = String(req.body?.email ?? '').trim().slice(0, 254);
     if (!EMAIL.test(email)) return signInPage(req, reply, 400, base, portal, lang, { email, error: t.emailInvalid });
-    const origin = base === '' ? `${new URL(payBase).protocol}//${req.headers.host}` : payBase;
+    const origin = base === '' ? `${new URL(payBase).protocol}//${host.host}` : payBase;
     const outcome = await db.tx((tx) =>
       requestSignInLink(tx, deps.keyring, {
         organizationId: portal.organizationId, email, clientAddress: req.ip, linkBase: `${origin}${base}/sign-in`, language: lang,
@@ -301,40 +341,58 @@ export function registerPortalRoutes(app: FastifyInstance, pay: PayContext, deps
       reply.header('Retry-After', String(outcome.retryAfterSeconds));
       return signInPage(req, reply, 429, base, portal, lang, { email, error: t.limitedText(outcome.retryAfterSeconds) });
     }
+    // The same page, at once, whether or not the address is known: a known one must not be told apart by a slower
+    // answer. The mail is durable from the commit on (wake index); the poke only starts it now rather than at the
+    // housekeeping loop's next round, and it goes out after the answer, awaited by nobody.
+    const answered = message(req, reply, 200, base, portal, lang, t.linkSentTitle, t.linkSentText, null);
     if (outcome.linkId && deps.engine) {
-      // The mail is durable from the commit on (wake index); this only starts it now rather than at the housekeeping
-      // loop's next round.
-      await deps.engine.poke(WORK.portalSignInMail(outcome.linkId)).catch((err: unknown) =>
-        req.log.warn({ err }, 'the sign-in mail could not be handed to the workflow engine now; the housekeeping loop sends it'));
+      const { engine } = deps;
+      const target = WORK.portalSignInMail(outcome.linkId);
+      setImmediate(() => {
+        engine.poke(target).catch((err: unknown) =>
+          req.log.warn({ err }, 'the sign-in mail could not be handed to the workflow engine now; the housekeeping loop sends it'));
+      });
     }
-    return message(req, reply, 200, base, portal, lang, t.linkSentTitle, t.linkSentText, null);
+    return answered;
   });
 
-  app.get<{ Params: Params & { token: string } }>('/portal/:subdomain/sign-in/:token', async (req, reply) => {
-    const base = baseOf(req, req.params.subdomain);
+  route<{ token: string }>('GET', '/sign-in/:token', async (req, reply) => {
+    const { base, portal } = await whereOf(req);
     const lang = langOf(req);
     const t = PORTAL_TEXTS[lang];
-    const portal = await db.read((sql) => findActivePortal(sql, req.params.subdomain));
     if (!portal) return notFound(req, reply, base, lang);
     // Opening the link only asks: mail scanners that follow links must not spend it.
-    if (!(await db.read((sql) => signInLinkIsValid(sql, portal.organizationId, req.params.token)))) {
-      return message(req, reply, 410, base, portal, lang, t.linkInvalidTitle, t.linkInvalidText, { href: withLang(homeOf(base), lang), text: t.requestNewLink });
+    const linkHash = portalTokenHash(req.params.token);
+    if (!linkHash || !(await db.read((sql) => signInLinkIsValid(sql, portal.organizationId, req.params.token)))) {
+      return linkRefused(req, reply, base, portal, lang);
     }
+    // This browser's confirmation cookie (kept when it has one: the link opened in two tabs works in either).
+    const kept = cookieOf(req, CONFIRM_COOKIE);
+    const browserToken = kept && portalTokenHash(kept) ? kept : newPortalToken();
+    reply.header('Set-Cookie', [
+      `${CONFIRM_COOKIE}=${browserToken}`, `Path=${base}/sign-in`, `Max-Age=${CONFIRM_COOKIE_SECONDS}`, 'HttpOnly', 'SameSite=Strict',
+      ...(secureCookies || req.protocol === 'https' ? ['Secure'] : []),
+    ].join('; '));
     return html(reply, 200, renderPortalPage('portal-confirm', layoutOf(req, base, portal, lang, t.confirmTitle), {
       text: t.confirmText(portal.organizationName), action: `${base}/sign-in/${req.params.token}`,
+      confirm: confirmTokenOf(deps.keyring, linkHash, browserToken),
     }));
   });
 
-  app.post<{ Params: Params & { token: string }; Body: Form }>('/portal/:subdomain/sign-in/:token', async (req, reply) => {
-    const base = baseOf(req, req.params.subdomain);
+  route<{ token: string }>('POST', '/sign-in/:token', async (req, reply) => {
+    const { base, portal, host } = await whereOf(req);
     const lang = langOf(req);
-    const t = PORTAL_TEXTS[lang];
-    const portal = await db.read((sql) => findActivePortal(sql, req.params.subdomain));
     if (!portal) return notFound(req, reply, base, lang);
-    const redeemed = await db.tx((tx) => redeemSignInLink(tx, portal.organizationId, req.params.token));
-    if (!redeemed) {
-      return message(req, reply, 410, base, portal, lang, t.linkInvalidTitle, t.linkInvalidText, { href: withLang(homeOf(base), lang), text: t.requestNewLink });
+    const linkHash = portalTokenHash(req.params.token);
+    if (!linkHash) return linkRefused(req, reply, base, portal, lang);
+    // Nothing is spent unless this browser confirmed on this site's own page.
+    if (!sameOriginRequest(req, host) || !confirmTokenMatches(deps.keyring, linkHash, cookieOf(req, CONFIRM_COOKIE), req.body?.confirm)) {
+      const t = PORTAL_TEXTS[lang];
+      return message(req, reply, 403, base, portal, lang, t.errorTitle, t.csrfRefused,
+        { href: withLang(`${base}/sign-in/${req.params.token}`, lang), text: t.confirmTitle });
     }
+    const redeemed = await db.tx((tx) => redeemSignInLink(tx, portal.organizationId, req.params.token));
+    if (!redeemed) return linkRefused(req, reply, base, portal, lang);
     const cookie = [
       `${COOKIE}=${redeemed.sessionToken}`, `Path=${homeOf(base)}`, `Max-Age=${SESSION_HOURS * 3600}`, 'HttpOnly', 'SameSite=Lax',
       ...(secureCookies || req.protocol === 'https' ? ['Secure'] : []),
@@ -342,7 +400,7 @@ export function registerPortalRoutes(app: FastifyInstance, pay: PayContext, deps
     return reply.header('Set-Cookie', cookie).header('Cache-Control', 'no-store').redirect(withLang(homeOf(base), lang), 303);
   });
 
-  app.post<{ Params: Params; Body: Form }>('/portal/:subdomain/sign-out', async (req, reply) => {
+  route('POST', '/sign-out', async (req, reply) => {
     const ctx = await signedIn(req, reply);
     if (!ctx) return reply;
     const { base, portal, session } = ctx;
@@ -356,7 +414,7 @@ export function registerPortalRoutes(app: FastifyInstance, pay: PayContext, deps
   // ------------------------------------------------------------------------------------------------------------
   // The debtor's invoices and subscriptions
 
-  app.get<{ Params: Params & { invoiceId: string } }>('/portal/:subdomain/invoices/:invoiceId/pdf', async (req, reply) => {
+  route<{ invoiceId: string }>('GET', '/invoices/:invoiceId/pdf', async (req, reply) => {
     const ctx = await signedIn(req, reply);
     if (!ctx) return reply;
     const pdf = await db.read((sql) => portalInvoicePdf(sql, documents, ctx.portal.organizationId, ctx.session, req.params.invoiceId));
@@ -369,7 +427,7 @@ export function registerPortalRoutes(app: FastifyInstance, pay: PayContext, deps
       .send(pdf.bytes);
   });
 
-  app.get<{ Params: Params & { invoiceId: string } }>('/portal/:subdomain/invoices/:invoiceId/pay', async (req, reply) => {
+  route<{ invoiceId: string }>('GET', '/invoices/:invoiceId/pay', async (req, reply) => {
     const ctx = await signedIn(req, reply);
     if (!ctx) return reply;
     const url = await db.tx((tx) => portalPaymentUrl(tx, ctx.portal.organizationId, ctx.session, req.params.invoiceId, payBase));
@@ -377,32 +435,29 @@ export function registerPortalRoutes(app: FastifyInstance, pay: PayContext, deps
     return reply.header('Cache-Control', 'no-store').redirect(withLang(url, ctx.lang), 303);
   });
 
-  app.post<{ Params: Params & { subscriptionId: string; action: string }; Body: Form }>(
-    '/portal/:subdomain/subscriptions/:subscriptionId/:action',
-    async (req, reply) => {
-      const ctx = await signedIn(req, reply);
-      if (!ctx) return reply;
-      const { base, portal, session, lang } = ctx;
-      const action = req.params.action as PortalSubscriptionAction;
-      // Without self-service (or for an action there is not) the route is not there.
-      if (!portal.subscriptionSelfService || !PORTAL_SUBSCRIPTION_ACTIONS.includes(action)) return notFound(req, reply, base, lang);
-      if (!csrfOk(req, session)) return csrfRefused(req, reply, base, portal, lang);
-      let changed;
-      try {
-        changed = await db.tx((tx) => changePortalSubscription(tx, { clock }, portal.organizationId, session, req.params.subscriptionId, action));
-      } catch (err) {
-        if (err instanceof DomainError && err.code === 'invalid_transition') {
-          return homePage(req, reply, base, portal, session, lang, PORTAL_TEXTS[lang].actionRefused, 422);
-        }
-        throw err;
+  route<{ subscriptionId: string; action: string }>('POST', '/subscriptions/:subscriptionId/:action', async (req, reply) => {
+    const ctx = await signedIn(req, reply);
+    if (!ctx) return reply;
+    const { base, portal, session, lang } = ctx;
+    const action = req.params.action as PortalSubscriptionAction;
+    // Without self-service (or for an action there is not) the route is not there.
+    if (!portal.subscriptionSelfService || !PORTAL_SUBSCRIPTION_ACTIONS.includes(action)) return notFound(req, reply, base, lang);
+    if (!csrfOk(req, session)) return csrfRefused(req, reply, base, portal, lang);
+    let changed;
+    try {
+      changed = await db.tx((tx) => changePortalSubscription(tx, { clock }, portal.organizationId, session, req.params.subscriptionId, action));
+    } catch (err) {
+      if (err instanceof DomainError && err.code === 'invalid_transition') {
+        return homePage(req, reply, base, portal, session, lang, PORTAL_TEXTS[lang].actionRefused, 422);
       }
-      if (!changed) return notFound(req, reply, base, lang);
-      // As the API does after a resume: a period that is due now is run at once rather than at the next wake-up.
-      if (action === 'resume' && deps.engine && changed.nextInvoiceDate !== null && changed.nextInvoiceDate <= (await clock.today(portal.organizationId))) {
-        await deps.engine.poke(WORK.subscriptionSchedule(portal.organizationId, changed.id)).catch((err: unknown) =>
-          req.log.warn({ err }, 'the resumed subscription could not be poked; the housekeeping loop runs it'));
-      }
-      return reply.redirect(`${homeOf(base)}?lang=${lang}&done=${action}`, 303);
-    },
-  );
+      throw err;
+    }
+    if (!changed) return notFound(req, reply, base, lang);
+    // As the API does after a resume: a period that is due now is run at once rather than at the next wake-up.
+    if (action === 'resume' && deps.engine && changed.nextInvoiceDate !== null && changed.nextInvoiceDate <= (await clock.today(portal.organizationId))) {
+      await deps.engine.poke(WORK.subscriptionSchedule(portal.organizationId, changed.id)).catch((err: unknown) =>
+        req.log.warn({ err }, 'the resumed subscription could not be poked; the housekeeping loop runs it'));
+    }
+    return reply.redirect(`${homeOf(base)}?lang=${lang}&done=${action}`, 303);
+  });
 }

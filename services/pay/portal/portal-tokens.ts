@@ -20,3 +20,16 @@ export function csrfTokenMatches(keyring: Keyring, sessionHash: Buffer, given: u
   if (typeof given !== 'string' || given.length > 100) return false;
   return safeEqual(Buffer.from(csrfTokenOf(keyring, sessionHash)), Buffer.from(given));
 }
+
+/**
+ * Login CSRF on spending a sign-in link: the confirmation page sets a random cookie of its own (SameSite=Strict, so a
+ * cross-site form never carries it) and renders this MAC of the cookie and the link's hash into its form. Another
+ * site cannot produce the pair in the victim's browser, even with a link of its own that it could open itself.
+ */
+export const confirmTokenOf = (keyring: Keyring, linkHash: Buffer, browserToken: string): string =>
+  keyring.mac(`portal-sign-in-confirm\u0000${linkHash.toString('hex')}\u0000${browserToken}`).toString('base64url');
+
+export function confirmTokenMatches(keyring: Keyring, linkHash: Buffer, browserToken: string | undefined, given: unknown): boolean {
+  if (!browserToken || !portalTokenHash(browserToken) || typeof given !== 'string' || given.length > 100) return false;
+  return safeEqual(Buffer.from(confirmTokenOf(keyring, linkHash, browserToken)), Buffer.from(given));
+}
