@@ -89,12 +89,19 @@ export const ErrorStatus = {
   unknown_role: 422,
   /** PATCH /v1/members/{userId}: the organisation's last admin cannot lose the admin role. */
   last_admin: 422,
-  /** PUT /v1/payment-domain, PATCH /v1/customer-portal: the domain is not a DNS host name with at least one dot. */
+  /**
+   * PUT /v1/payment-domain, PATCH /v1/customer-portal: the domain is not a DNS host name with at least one dot, is in
+   * an internal-only zone, is a host of the service itself or is under PORTAL_BASE_DOMAIN.
+   */
   invalid_domain: 422,
   /** POST /v1/payment-domain/verify with no payment domain set. */
   payment_domain_missing: 422,
   /** PATCH /v1/customer-portal: another organisation's portal has the subdomain. */
   subdomain_taken: 409,
+  /** PATCH /v1/customer-portal: the subdomain is reserved for the service's own hosts (www, api, pay, login, …). */
+  subdomain_reserved: 422,
+  /** PUT /v1/payment-domain, PATCH /v1/customer-portal: the name is a portal custom domain / payment domain (of any organisation). */
+  domain_in_use: 409,
   /** PATCH /v1/customer-portal: `active: true` while the portal has no subdomain. */
   portal_subdomain_required: 422,
   /** POST /v1/customer-portal/verify-domain with no custom domain set. */

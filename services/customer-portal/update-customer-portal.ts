@@ -1,8 +1,10 @@
 import type { CustomerPortal, CustomerPortalPatch } from '../../contracts/customer-portal.ts';
 import type { Tx } from '../shared/db.ts';
 import { DomainError } from '../shared/errors.ts';
+import { domainRefusal, refusalError, type ServiceHosts } from '../domains/domain-use.ts';
 import { normalizeHostName } from '../domains/host-name.ts';
 import { findPortalRow, toCustomerPortal, type PortalAddresses, type PortalRow } from './portal-row.ts';
+import { isReservedSubdomain } from './reserved-subdomains.ts';
 
 const subdomainTaken = () =>
   new DomainError('subdomain_taken', "Another organisation's portal has that subdomain; choose another.", {
@@ -13,9 +15,14 @@ const subdomainTaken = () =>
  * PATCH /v1/customer-portal: only the fields sent change. A subdomain is one organisation's at a time, active or not
  * (409 subdomain_taken, also when two organisations ask for it at once: the unique constraint decides). The portal
  * can be active only with a subdomain, judged after the patch (422 portal_subdomain_required). A different custom
- * domain starts over as `unverified` (none when removed); the one the portal already has changes nothing.
+ * domain starts over as `unverified` (none when removed); the one the portal already has changes nothing. A new
+ * subdomain must not be reserved (422 subdomain_reserved, reserved-subdomains.ts); a new custom domain must be free
+ * for this use (domain-use.ts: 422 invalid_domain for the services' own names and internal zones, 409 domain_in_use
+ * for any organisation's payment domain).
  */
-export async function updateCustomerPortal(tx: Tx, organizationId: string, patch: CustomerPortalPatch, at: PortalAddresses): Promise<CustomerPortal> {
+export async function updateCustomerPortal(
+  tx: Tx, organizationId: string, patch: CustomerPortalPatch, at: PortalAddresses, hosts: ServiceHosts,
+): Promise<CustomerPortal> {
   let customDomain: string | null | undefined = patch.customDomain;
   if (typeof patch.customDomain === 'string') {
     customDomain = normalizeHostName(patch.customDomain);
@@ -37,6 +44,10 @@ export async function updateCustomerPortal(tx: Tx, organizationId: string, patch
     ...(patch.palette !== undefined ? { palette: patch.palette } : {}),
   };
   if (customDomain !== undefined && customDomain !== current.custom_domain) {
+    if (customDomain !== null) {
+      const refusal = await domainRefusal(tx, customDomain, 'portal', hosts);
+      if (refusal) throw refusalError(refusal, '/customDomain');
+    }
     Object.assign(next, {
       custom_domain: customDomain,
       custom_domain_status: customDomain === null ? 'none' : 'unverified',
@@ -50,6 +61,11 @@ export async function updateCustomerPortal(tx: Tx, organizationId: string, patch
     });
   }
   if (next.subdomain !== null && next.subdomain !== current.subdomain) {
+    if (isReservedSubdomain(next.subdomain, hosts)) {
+      throw new DomainError('subdomain_reserved', 'That subdomain is reserved for the service\'s own addresses; choose another.', {
+        details: [{ path: '/subdomain', message: 'is reserved' }],
+      });
+    }
     const [holder] = await tx`SELECT 1 FROM customer_portals WHERE subdomain = ${next.subdomain} AND organization_id <> ${organizationId}`;
     if (holder) throw subdomainTaken();
   }

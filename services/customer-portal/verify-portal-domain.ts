@@ -2,6 +2,7 @@ import type { CustomerPortal } from '../../contracts/customer-portal.ts';
 import type { Db, Tx } from '../shared/db.ts';
 import { DomainError } from '../shared/errors.ts';
 import type { CheckOutcome, DnsChecks } from '../domains/dns-checks.ts';
+import { domainRefusal, type ServiceHosts } from '../domains/domain-use.ts';
 import { claimVerified, verifiedElsewhereReason } from '../domains/verified-elsewhere.ts';
 import { findPortalRow, toCustomerPortal, type PortalAddresses, type PortalRow } from './portal-row.ts';
 
@@ -25,10 +26,13 @@ export async function checkPortalDomain(db: Db, checks: DnsChecks, organizationI
 
 /**
  * Step 2: `verified` or `failed` with the reason. A custom domain another organisation's portal holds verified stays
- * theirs (the check is `failed` and says so). Changed while DNS answered: nothing is recorded, the current state is
- * the answer.
+ * theirs (the check is `failed` and says so). A name that may not be a portal's custom domain (domain-use.ts: any
+ * organisation's payment domain, set meanwhile, a service host, a name under PORTAL_BASE_DOMAIN) is `failed` with
+ * that reason, whatever DNS says. Changed while DNS answered: nothing is recorded, the current state is the answer.
  */
-export async function recordPortalDomainCheck(tx: Tx, organizationId: string, check: PortalDomainCheck, at: PortalAddresses): Promise<CustomerPortal> {
+export async function recordPortalDomainCheck(
+  tx: Tx, organizationId: string, check: PortalDomainCheck, at: PortalAddresses, hosts: ServiceHosts,
+): Promise<CustomerPortal> {
   const row = await findPortalRow(tx, organizationId, { forUpdate: true });
   if (!row?.custom_domain) {
     throw new DomainError('portal_custom_domain_missing', 'The portal has no custom domain to verify; set `customDomain` with PATCH /v1/customer-portal first.');
@@ -42,6 +46,11 @@ export async function recordPortalDomainCheck(tx: Tx, organizationId: string, ch
     RETURNING subdomain, active, subscription_self_service, primary_color, palette, custom_domain, custom_domain_status,
               custom_domain_checked_at, custom_domain_failure`;
 
+  const refusal = await domainRefusal(tx, domain, 'portal', hosts);
+  if (refusal) {
+    const [failed] = await record(tx, 'failed', refusal.reason);
+    return toCustomerPortal(failed, at);
+  }
   if (check.outcome.ok) {
     let verified: PortalRow | undefined;
     if (await claimVerified(tx, async (sp) => void ([verified] = await record(sp, 'verified', null)))) return toCustomerPortal(verified, at);

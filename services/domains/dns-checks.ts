@@ -8,7 +8,8 @@ import { Resolver } from 'node:dns/promises';
  *
  * A check never throws for what DNS answers: a missing record, a wrong value, a name that does not exist, a timeout
  * or a refusing server all come back as a failed check with a sentence saying which, which the caller records as the
- * domain's `failureReason`.
+ * domain's `failureReason`. The sentence names only the checked name and what was expected, never a value DNS
+ * answered with (another CNAME target, another TXT text): those are not the organisation's to read through us.
  */
 export type CheckOutcome = { ok: true } | { ok: false; reason: string };
 
@@ -74,10 +75,8 @@ export function createDnsChecks(opts: DnsCheckOptions = {}): DnsChecks {
       }
       // A TXT record may be split into strings of at most 255 bytes; its text is their concatenation (RFC 7208 3.3).
       if (records.some((chunks) => chunks.join('').trim() === expected)) return { ok: true };
-      return {
-        ok: false,
-        reason: records.length === 0 ? `No TXT record found at ${name}.` : `The TXT record at ${name} does not hold the verification value.`,
-      };
+      // What the records hold instead is not repeated: it is another party's DNS data (or a resolver's), not ours to show.
+      return { ok: false, reason: records.length === 0 ? `No TXT record found at ${name}.` : `${name} has no TXT record with the expected value.` };
     },
 
     async cnameTo(name, target) {
@@ -89,7 +88,8 @@ export function createDnsChecks(opts: DnsCheckOptions = {}): DnsChecks {
       }
       if (targets.some((t) => canonical(t) === canonical(target))) return { ok: true };
       if (targets.length === 0) return { ok: false, reason: `${name} has no CNAME record.` };
-      return { ok: false, reason: `${name} is a CNAME to ${targets.map(canonical).join(', ')}, not to ${canonical(target)}.` };
+      // Where the name points instead is not repeated (it may name hosts of an internal network); the target is ours.
+      return { ok: false, reason: `${name} is not a CNAME to ${canonical(target)}.` };
     },
   };
 }

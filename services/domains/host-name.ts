@@ -15,3 +15,15 @@ export function normalizeHostName(input: string): string | undefined {
   if (/^[0-9]+$/.test(name.slice(name.lastIndexOf('.') + 1))) return undefined;
   return name;
 }
+
+/**
+ * Zones that never resolve on the public internet: a payment link or a portal address there would reach nobody but
+ * could point the DNS checks into a network's own names. `.localhost`, `.local` (mDNS), `.home.arpa` (RFC 8375) and
+ * `.internal` are reserved for that; `.corp`, `.lan` and `.intranet` are the usual private ones in use.
+ */
+const INTERNAL_ZONES = ['internal', 'local', 'localhost', 'corp', 'home.arpa', 'lan', 'intranet'] as const;
+
+/** The internal-only zone a (normalised) host name is in, or undefined. */
+export function internalZoneOf(name: string): string | undefined {
+  return INTERNAL_ZONES.find((zone) => name === zone || name.endsWith(`.${zone}`));
+}

@@ -2,6 +2,7 @@ import type { PaymentDomain } from '../../contracts/payment-domain.ts';
 import type { Db, Tx } from '../shared/db.ts';
 import { DomainError } from '../shared/errors.ts';
 import type { CheckOutcome, DnsChecks } from './dns-checks.ts';
+import { domainRefusal, type ServiceHosts } from './domain-use.ts';
 import { findPaymentDomainRow, toPaymentDomain, verificationName, type PaymentDomainRow } from './payment-domain-row.ts';
 import { claimVerified, verifiedElsewhereReason } from './verified-elsewhere.ts';
 
@@ -28,10 +29,12 @@ export async function checkPaymentDomain(db: Db, checks: DnsChecks, organization
 /**
  * Step 2: `verified` when the record holds the value, else `failed` with the reason. A domain another organisation
  * holds verified stays that organisation's (the pay service finds the organisation by its Host): the check is then
- * `failed` and says so. When the domain was changed while DNS answered, the outcome concerns a domain the
- * organisation no longer has, so nothing is recorded and the current state is the answer.
+ * `failed` and says so. A domain that may not be a payment domain (domain-use.ts: a portal's custom domain, set
+ * meanwhile by another organisation, a service host, a name under PORTAL_BASE_DOMAIN) is `failed` with that reason,
+ * whatever DNS says. When the domain was changed while DNS answered, the outcome concerns a domain the organisation
+ * no longer has, so nothing is recorded and the current state is the answer.
  */
-export async function recordPaymentDomainCheck(tx: Tx, organizationId: string, check: PaymentDomainCheck): Promise<PaymentDomain> {
+export async function recordPaymentDomainCheck(tx: Tx, organizationId: string, check: PaymentDomainCheck, hosts: ServiceHosts): Promise<PaymentDomain> {
   const row = await findPaymentDomainRow(tx, organizationId, { forUpdate: true });
   if (!row?.domain) {
     throw new DomainError('payment_domain_missing', 'There is no payment domain to verify; set one with PUT /v1/payment-domain first.');
@@ -43,6 +46,11 @@ export async function recordPaymentDomainCheck(tx: Tx, organizationId: string, c
     WHERE organization_id = ${organizationId}
     RETURNING domain, status, verification_value, checked_at, failure_reason`;
 
+  const refusal = await domainRefusal(tx, domain, 'payment', hosts);
+  if (refusal) {
+    const [failed] = await record(tx, 'failed', refusal.reason);
+    return toPaymentDomain(failed);
+  }
   if (check.outcome.ok) {
     let verified: PaymentDomainRow | undefined;
     const claimed = await claimVerified(tx, async (sp) => {

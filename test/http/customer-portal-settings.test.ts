@@ -7,6 +7,7 @@ import { PALETTES } from '../../contracts/customer-portal.ts';
 
 const BASE = 'https://betal.faktura.test';
 const TARGET = 'portal.faktura.test';
+const API = 'https://api.faktura.test';
 const DEFAULTS = {
   subdomain: null, active: false, subscriptionSelfService: false, primaryColor: null, palette: 'lys',
   customDomain: null, customDomainStatus: 'none', customDomainCheckedAt: null, customDomainFailureReason: null, url: null,
@@ -33,8 +34,8 @@ describe('customer portal settings: GET/PATCH /v1/customer-portal, POST /v1/cust
   before(async () => {
     dns = await startTestDnsServer();
     const config = readConfig({ DNS_SERVERS: dns.address, PORTAL_CNAME_TARGET: TARGET });
-    t = await startTestApp({ payBaseUrl: BASE, domains: domainSettings(config) });
-    withBase = await startTestApp({ payBaseUrl: BASE, domains: domainSettings(readConfig({ DNS_SERVERS: dns.address, PORTAL_BASE_DOMAIN: 'Kunde.Faktura.Test' })) });
+    t = await startTestApp({ payBaseUrl: BASE, publicApiUrl: API, domains: domainSettings(config) });
+    withBase = await startTestApp({ payBaseUrl: BASE, domains: domainSettings(readConfig({ DNS_SERVERS: dns.address, PORTAL_CNAME_TARGET: TARGET, PORTAL_BASE_DOMAIN: 'Kunde.Faktura.Test' })) });
   });
   after(async () => {
     await t.close();
@@ -213,8 +214,9 @@ describe('customer portal settings: GET/PATCH /v1/customer-portal, POST /v1/cust
     dns.a(d, '192.0.2.7');
     await expectFailed(`${d} has no CNAME record.`);
     dns.remove(d);
-    dns.cname(d, 'elsewhere.example.net');
-    await expectFailed(`${d} is a CNAME to elsewhere.example.net, not to ${TARGET}.`);
+    // Where the name points instead is not repeated: it may name a host of an internal network.
+    dns.cname(d, 'db01.corp.example.net');
+    await expectFailed(`${d} is not a CNAME to ${TARGET}.`);
     dns.silence(d);
     await expectFailed(`The DNS lookup of ${d} timed out.`);
     dns.remove(d);
@@ -255,6 +257,122 @@ describe('customer portal settings: GET/PATCH /v1/customer-portal, POST /v1/cust
     assert.equal((await get(a)).body.data.customDomainStatus, 'verified');
     const body = await call(t.app, 'POST', '/v1/customer-portal/verify-domain', { key: a.apiKey, body: { customDomain: d } });
     assert.equal(body.status, 400);
+  });
+
+  it('reserved subdomains (the fixed list, and the services\' own hosts under PORTAL_BASE_DOMAIN): 422 subdomain_reserved, nothing changes', async () => {
+    const org = await createTestOrg();
+    const s = sub();
+    assert.equal((await patch(org, { subdomain: s })).status, 200);
+    for (const reserved of [
+      'www', 'api', 'pay', 'app', 'admin', 'mail', 'smtp', 'portal', 'static', 'assets', 'cdn', 'status', 'help', 'support', 'docs', 'auth',
+      'login', 'billing', 'faktura',
+    ]) {
+      const res = await patch(org, { subdomain: reserved, active: true });
+      assert.equal(res.status, 422, `${reserved}: ${res.raw}`);
+      assert.equal(res.body.error.code, 'subdomain_reserved');
+      assert.deepEqual(res.body.error.details, [{ path: '/subdomain', message: 'is reserved' }]);
+    }
+    assert.equal((await get(org)).body.data.subdomain, s);
+    assert.equal((await row(org))!.active, false);
+
+    // With the pay service at betal-<pid>.<base> and the API at v1.rest-<pid>.<base>, those labels are the services' hosts.
+    const payLabel = `betal-${process.pid}`;
+    const apiLabel = `rest-${process.pid}`;
+    const services = await startTestApp({
+      payBaseUrl: `https://${payLabel}.kunde.faktura.test`,
+      publicApiUrl: `https://v1.${apiLabel}.kunde.faktura.test/`,
+      domains: domainSettings(readConfig({ DNS_SERVERS: dns.address, PORTAL_BASE_DOMAIN: 'kunde.faktura.test' })),
+    });
+    try {
+      for (const label of [payLabel, apiLabel]) {
+        const res = await patch(org, { subdomain: label }, { app: services });
+        assert.equal(res.status, 422, `${label}: ${res.raw}`);
+        assert.equal(res.body.error.code, 'subdomain_reserved');
+      }
+      // Elsewhere (the services under another name) they are ordinary subdomains.
+      const other = await createTestOrg();
+      assert.equal((await patch(other, { subdomain: payLabel })).status, 200);
+      assert.equal((await patch(other, { subdomain: apiLabel })).status, 200);
+      assert.equal((await patch(other, { subdomain: sub() })).status, 200);
+    } finally {
+      await services.close();
+    }
+  });
+
+  it("customDomain: internal-only zones, the services' own hosts and names under PORTAL_BASE_DOMAIN are 422 invalid_domain", async () => {
+    const org = await createTestOrg();
+    const d = domain();
+    assert.equal((await patch(org, { customDomain: d })).status, 200);
+    const zone = 'must not be in an internal-only zone';
+    const own = 'is an address of the service itself';
+    for (const [name, detail, app] of [
+      ['kunde.internal', zone], ['kunde.local', zone], ['kunde.localhost', zone], ['kunde.corp', zone], ['kunde.home.arpa', zone],
+      ['kunde.lan', zone], ['kunde.intranet', zone],
+      ['betal.faktura.test', own], ['API.faktura.test', own], [TARGET, own],
+      ['acme.kunde.faktura.test', "must not be under the customer portal's own domain", withBase],
+      ['kunde.faktura.test', "must not be under the customer portal's own domain", withBase],
+    ] as const) {
+      const res = await patch(org, { customDomain: name }, { app: app ?? t });
+      assert.equal(res.status, 422, `${name}: ${res.raw}`);
+      assert.equal(res.body.error.code, 'invalid_domain');
+      assert.deepEqual(res.body.error.details, [{ path: '/customDomain', message: detail }], name);
+    }
+    const internal = await patch(org, { customDomain: 'Kunde.Corp' });
+    assert.equal(internal.body.error.message, 'kunde.corp is in the internal-only zone .corp, which is not reachable from the internet.');
+    assert.equal((await get(org)).body.data.customDomain, d);
+  });
+
+  it("customDomain: any organisation's payment domain (its own too, set or verified) is 409 domain_in_use; verify fails for one set meanwhile", async () => {
+    const org = await createTestOrg();
+    const other = await createTestOrg();
+    const paymentDomain = (o: TestOrg, name: string | null) => call(t.app, 'PUT', '/v1/payment-domain', { key: o.apiKey, body: { domain: name } });
+    const theirs = domain();
+    const mine = domain();
+    assert.equal((await paymentDomain(other, theirs)).status, 200);
+    assert.equal((await paymentDomain(org, mine)).status, 200);
+    const kept = domain();
+    assert.equal((await patch(org, { customDomain: kept })).status, 200);
+    for (const name of [theirs, mine.toUpperCase()]) {
+      const res = await patch(org, { customDomain: name, palette: 'skov' });
+      assert.equal(res.status, 409, `${name}: ${res.raw}`);
+      assert.equal(res.body.error.code, 'domain_in_use');
+      assert.equal(res.body.error.message, `${name.toLowerCase()} is in use as a payment domain; a portal's custom domain needs a name of its own.`);
+      assert.deepEqual(res.body.error.details, [{ path: '/customDomain', message: 'is in use as a payment domain' }]);
+    }
+    const unchanged = (await row(org))!;
+    assert.equal(unchanged.custom_domain, kept);
+    assert.equal(unchanged.palette, 'lys', 'nothing of the refused patch is kept');
+    await paymentDomain(other, null);
+    assert.equal((await patch(org, { customDomain: theirs })).status, 200);
+
+    // Set by another organisation as its payment domain at the same moment (the state if nothing serialised the two):
+    // the CNAME is right, yet the check fails and says why.
+    const raced = domain();
+    dns.cname(raced, TARGET);
+    assert.equal((await patch(org, { customDomain: raced })).status, 200);
+    await testDb().db.sql`
+      INSERT INTO payment_domains (organization_id, domain, status, verification_value) VALUES (${other.organizationId}, ${raced}, 'unverified', 'x')
+      ON CONFLICT (organization_id) DO UPDATE SET domain = EXCLUDED.domain, status = EXCLUDED.status`;
+    const res = await verify(org);
+    assert.equal(res.status, 200, res.raw);
+    assert.equal(res.body.data.customDomainStatus, 'failed');
+    assert.equal(res.body.data.customDomainFailureReason, `${raced} is in use as a payment domain; a portal's custom domain needs a name of its own.`);
+    assert.equal((await row(org))!.custom_domain_status, 'failed');
+    // Once the payment domain lets go of it, the CNAME verifies it.
+    await paymentDomain(other, null);
+    assert.equal((await verify(org)).body.data.customDomainStatus, 'verified');
+  });
+
+  it('verify-domain: a custom domain set before PORTAL_BASE_DOMAIN covered it fails there with the reason', async () => {
+    const org = await createTestOrg();
+    const name = `p${++n}-${process.pid}.kunde.faktura.test`;
+    dns.cname(name, TARGET);
+    assert.equal((await patch(org, { customDomain: name })).status, 200);
+    const res = await call(withBase.app, 'POST', '/v1/customer-portal/verify-domain', { key: org.apiKey });
+    assert.equal(res.status, 200, res.raw);
+    assert.equal(res.body.data.customDomainStatus, 'failed');
+    assert.equal(res.body.data.customDomainFailureReason, `${name} is under the customer portal's own domain kunde.faktura.test.`);
+    assert.equal((await verify(org)).body.data.customDomainStatus, 'verified');
   });
 
   it('with PORTAL_BASE_DOMAIN the url is https://<subdomain>.<base domain>', async () => {

@@ -8,13 +8,20 @@ import { loadReminderView } from '../../services/reminders/reminder-document.ts'
 import { insertReminder, issueInvoice } from '../helpers/reminders.ts';
 
 const BASE = 'https://betal.faktura.test';
+const API = 'https://API.faktura.test/';
+const PORTAL_BASE = 'kunde.faktura.test';
+const PORTAL_TARGET = 'portal.faktura.test';
 const NONE = { domain: null, status: 'none', verification: null, checkedAt: null, failureReason: null };
 const line = { description: 'Konsulentydelse', quantity: 1, unitPriceOere: 12_500, vatRateBps: 0, vatExemptionReason: 'ML13' };
 
 describe('payment domain: GET/PUT /v1/payment-domain, POST /v1/payment-domain/verify (live DNS on loopback)', () => {
   let t: TestApp;
+  /** The API without PORTAL_BASE_DOMAIN: names under it can be set there (as before the base domain was configured). */
+  let plain: TestApp;
   let dns: TestDnsServer;
   let pay: TestPay;
+  /** The pay service behind a trusted proxy (PAY_TRUST_PROXY): the host is X-Forwarded-Host. */
+  let proxied: TestPay;
   let n = 0;
   /** A domain of its own per test: DNS records and the one-organisation rule never leak between tests. */
   const fresh = () => `betal${++n}-${process.pid}.example.dk`;
@@ -50,13 +57,17 @@ describe('payment domain: GET/PUT /v1/payment-domain, POST /v1/payment-domain/ve
   before(async () => {
     dns = await startTestDnsServer();
     // The API as `npm start` builds it from its environment: DNS_SERVERS names the loopback server.
-    const config = readConfig({ DNS_SERVERS: dns.address });
+    const config = readConfig({ DNS_SERVERS: dns.address, PORTAL_BASE_DOMAIN: PORTAL_BASE, PORTAL_CNAME_TARGET: PORTAL_TARGET });
     assert.deepEqual(config.dnsServers, [dns.address]);
-    t = await startTestApp({ payBaseUrl: BASE, domains: domainSettings(config) });
-    pay = await startTestPay({ payBaseUrl: BASE });
+    t = await startTestApp({ payBaseUrl: BASE, publicApiUrl: API, domains: domainSettings(config) });
+    plain = await startTestApp({ payBaseUrl: BASE, domains: domainSettings(readConfig({ DNS_SERVERS: dns.address })) });
+    pay = await startTestPay({ payBaseUrl: BASE, portal: { keyring: testDb().keyring } });
+    proxied = await startTestPay({ payBaseUrl: BASE, trustProxy: true });
   });
   after(async () => {
     await pay.close();
+    await proxied.close();
+    await plain.close();
     await t.close();
     await dns.close();
   });
@@ -181,8 +192,9 @@ describe('payment domain: GET/PUT /v1/payment-domain, POST /v1/payment-domain/ve
     await expectFailed(`${name} does not exist in DNS (NXDOMAIN).`);
     dns.a(name, '192.0.2.1');
     await expectFailed(`No TXT record found at ${name}.`);
-    dns.txt(name, 'faktura-verify=00000000000000000000000000000000');
-    await expectFailed(`The TXT record at ${name} does not hold the verification value.`);
+    // The reason never repeats what the record holds instead: that is DNS data, not the organisation's to read here.
+    dns.txt(name, 'faktura-verify=00000000000000000000000000000000', 'internal-token=s3cr3t');
+    await expectFailed(`${name} has no TXT record with the expected value.`);
     dns.silence(name);
     await expectFailed(`The DNS lookup of ${name} timed out.`);
     dns.remove(name);
@@ -211,6 +223,103 @@ describe('payment domain: GET/PUT /v1/payment-domain, POST /v1/payment-domain/ve
     assert.equal(res.body.data.status, 'verified', res.raw);
     const asked = dns.queries().filter((q) => q.endsWith(`TXT ${name}`));
     assert.deepEqual(asked, [`udp TXT ${name}`, `tcp TXT ${name}`]);
+  });
+
+  it('names in internal-only zones, the services\' own hosts and names under PORTAL_BASE_DOMAIN: 422 invalid_domain with the reason', async () => {
+    const org = await createTestOrg();
+    const kept = (await put(org, fresh())).body.data;
+    const zone = 'must not be in an internal-only zone';
+    const own = 'is an address of the service itself';
+    const portal = "must not be under the customer portal's own domain";
+    for (const [name, detail, message] of [
+      ['pay.internal', zone, 'pay.internal is in the internal-only zone .internal, which is not reachable from the internet.'],
+      ['nas.local', zone], ['app.localhost', zone], ['fileserver.corp', zone], ['router.home.arpa', zone], ['printer.LAN', zone],
+      ['wiki.intranet', zone], ['a.b.internal', zone],
+      ['betal.faktura.test', own, 'betal.faktura.test is an address of the service itself.'], ['api.faktura.test.', own], [PORTAL_TARGET, own],
+      [PORTAL_BASE, portal, `${PORTAL_BASE} is under the customer portal's own domain ${PORTAL_BASE}.`], [`acme.${PORTAL_BASE}`, portal],
+      [`x.y.${PORTAL_BASE.toUpperCase()}`, portal],
+    ] as const) {
+      const res = await put(org, name);
+      assert.equal(res.status, 422, `${name}: ${res.raw}`);
+      assert.equal(res.body.error.code, 'invalid_domain');
+      assert.deepEqual(res.body.error.details, [{ path: '/domain', message: detail }], name);
+      if (message) assert.equal(res.body.error.message, message);
+    }
+    assert.deepEqual((await get(org)).body.data, kept);
+    // Near names are fine: the zone or host must match whole labels.
+    for (const good of [`betal${n}-${process.pid}.faktura.test`, `pay${n}-${process.pid}.internal.example.dk`, `x${n}-${process.pid}.notkunde.faktura.test`]) {
+      const res = await put(org, good);
+      assert.equal(res.status, 200, `${good}: ${res.raw}`);
+    }
+  });
+
+  it("a name that is any organisation's portal custom domain (its own too, set or verified): 409 domain_in_use, nothing changes", async () => {
+    const org = await createTestOrg();
+    const other = await createTestOrg();
+    const kept = (await put(org, fresh())).body.data;
+    const portalDomain = (o: TestOrg, customDomain: string | null) => call(t.app, 'PATCH', '/v1/customer-portal', { key: o.apiKey, body: { customDomain } });
+    const theirs = fresh();
+    assert.equal((await portalDomain(other, theirs)).status, 200);
+    const mine = fresh();
+    assert.equal((await portalDomain(org, mine)).status, 200);
+    for (const name of [theirs.toUpperCase(), mine]) {
+      const res = await put(org, name);
+      assert.equal(res.status, 409, `${name}: ${res.raw}`);
+      assert.equal(res.body.error.code, 'domain_in_use');
+      assert.equal(res.body.error.message, `${name.toLowerCase()} is in use as a customer portal's custom domain; a payment domain needs a name of its own.`);
+      assert.deepEqual(res.body.error.details, [{ path: '/domain', message: "is in use as a customer portal's custom domain" }]);
+    }
+    assert.deepEqual((await get(org)).body.data, kept);
+    assert.deepEqual(await row(org), { domain: kept.domain, status: 'unverified', checked_at: null, failure_reason: null });
+    // Once the portal lets go of the name it is free for a payment domain.
+    await portalDomain(other, null);
+    assert.equal((await put(org, theirs)).status, 200);
+  });
+
+  it('a payment domain and a portal custom domain set at the same moment for one name: one is taken, the other 409 domain_in_use', async () => {
+    for (let i = 0; i < 3; i++) {
+      const a = await createTestOrg();
+      const b = await createTestOrg();
+      const name = fresh();
+      const [ra, rb] = await Promise.all([
+        put(a, name),
+        call(t.app, 'PATCH', '/v1/customer-portal', { key: b.apiKey, body: { customDomain: name } }),
+      ]);
+      assert.deepEqual([ra.status, rb.status].sort(), [200, 409], `${ra.raw} ${rb.raw}`);
+      assert.equal((ra.status === 409 ? ra : rb).body.error.code, 'domain_in_use');
+      const [held] = await testDb().db.sql<{ n: number }[]>`
+        SELECT (SELECT count(*) FROM payment_domains WHERE domain = ${name})::int + (SELECT count(*) FROM customer_portals WHERE custom_domain = ${name})::int AS n`;
+      assert.equal(held!.n, 1);
+    }
+  });
+
+  it('verify: a name that is (meanwhile) a portal custom domain or under PORTAL_BASE_DOMAIN fails with the reason, whatever DNS says', async () => {
+    const org = await createTestOrg();
+    const other = await createTestOrg();
+    const domain = fresh();
+    const set = (await put(org, domain)).body.data;
+    dns.txt(set.verification.name, set.verification.value);
+    // What two organisations setting the name at once would leave if nothing serialised them (and rows from before the rule).
+    await testDb().db.sql`
+      INSERT INTO customer_portals (organization_id, custom_domain, custom_domain_status) VALUES (${other.organizationId}, ${domain}, 'unverified')`;
+    const res = await verify(org);
+    assert.equal(res.status, 200, res.raw);
+    assert.equal(res.body.data.status, 'failed');
+    const reason = `${domain} is in use as a customer portal's custom domain; a payment domain needs a name of its own.`;
+    assert.equal(res.body.data.failureReason, reason);
+    assert.equal((await row(org))!.failure_reason, reason);
+    await testDb().db.sql`UPDATE customer_portals SET custom_domain = NULL, custom_domain_status = 'none' WHERE organization_id = ${other.organizationId}`;
+    assert.equal((await verify(org)).body.data.status, 'verified');
+
+    // Set where the base domain was not configured yet, verified where it is.
+    const under = `p${++n}-${process.pid}.${PORTAL_BASE}`;
+    const late = await call(plain.app, 'PUT', '/v1/payment-domain', { key: org.apiKey, body: { domain: under } });
+    assert.equal(late.status, 200, late.raw);
+    dns.txt(late.body.data.verification.name, late.body.data.verification.value);
+    const refused = await verify(org);
+    assert.equal(refused.body.data.status, 'failed');
+    assert.equal(refused.body.data.failureReason, `${under} is under the customer portal's own domain ${PORTAL_BASE}.`);
+    assert.equal((await call(plain.app, 'POST', '/v1/payment-domain/verify', { key: org.apiKey })).body.data.status, 'verified');
   });
 
   it('verify with no domain set: 422 payment_domain_missing (also after clearing it), and nothing is looked up', async () => {
@@ -394,5 +503,65 @@ describe('payment domain: GET/PUT /v1/payment-domain, POST /v1/payment-domain/ve
     assert.equal(unverified.statusCode, 404);
     // The request line in the log never shows the reference.
     assert.ok(!pay.logs().includes(reference), 'reference in the pay log');
+  });
+  it("on a verified payment domain only that organisation's pay pages are served: the rest of the pay service is not found there", async () => {
+    const org = await createTestOrg({ name: 'Eget Domæne ApS' });
+    const other = await createTestOrg();
+    const { reference } = await link(org, await issuedInvoice(org));
+    const foreignRef = (await link(other, await issuedInvoice(other))).reference;
+    const { domain } = await verified(org);
+    const subdomain = `pd-${process.pid}-${++n}`;
+    const portal = await call(t.app, 'PATCH', '/v1/customer-portal', { key: org.apiKey, body: { subdomain, active: true } });
+    assert.equal(portal.status, 200, portal.raw);
+    const on = (host: string, method: 'GET' | 'POST', url: string, form?: string, app = pay) =>
+      app.app.inject({ method, url, headers: { host, ...(form !== undefined ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) }, payload: form });
+
+    // A checkout opened on the pay service's own host: its provider page is there.
+    const checkout = await on(domain, 'POST', `/p/${reference}/checkout`, 'method=card&lang=da');
+    assert.equal(checkout.statusCode, 303, checkout.body);
+    const providerPage = new URL(String(checkout.headers.location));
+    assert.equal(providerPage.origin, BASE);
+    assert.match(providerPage.pathname, /^\/test-provider\/checkout\//);
+    const providerPath = `${providerPage.pathname}${providerPage.search}`;
+
+    // On the pay service's host, everything is there.
+    for (const url of ['/', '/healthz', `/p/${foreignRef}`, `/portal/${subdomain}`, providerPath, '/assets/pay.css']) {
+      const res = await on('betal.faktura.test', 'GET', url);
+      assert.equal(res.statusCode, 200, `pay host ${url}: ${res.statusCode}`);
+    }
+    // On the payment domain: the organisation's own link, its pay page and the page's style sheet.
+    assert.equal((await on(domain, 'GET', `/${reference}`)).statusCode, 302);
+    const page = await on(domain, 'GET', `/p/${reference}?lang=en`);
+    assert.equal(page.statusCode, 200);
+    assert.match(page.body, /Eget Domæne ApS/);
+    assert.equal((await on(domain, 'GET', '/assets/pay.css')).statusCode, 200);
+    // Its return page is routed (and answers not found only for an unknown session, as on the pay host).
+    const ret = await on(domain, 'GET', `/p/${reference}/return?session=x`);
+    assert.equal(ret.statusCode, 404);
+    assert.equal(ret.statusCode, (await on('betal.faktura.test', 'GET', `/p/${reference}/return?session=x`)).statusCode);
+
+    // Everything else is the not-found page.
+    for (const [method, url, form] of [
+      ['GET', '/'], ['GET', '/healthz'], ['POST', '/code', 'code=ABCD-EFGH'], ['GET', `/p/${foreignRef}`], ['GET', `/p/${foreignRef}/`],
+      ['POST', `/p/${foreignRef}/checkout`, 'method=card'], ['GET', `/p/${foreignRef}/return?session=x`], ['GET', `/${foreignRef}`],
+      ['GET', `/portal/${subdomain}`], ['GET', `/portal/${subdomain}/`], ['GET', providerPath], ['POST', `/${reference}`, ''],
+      ['GET', `/p/${reference}/other`], ['GET', '/assets/../healthz'], ['GET', `/p/${reference.toUpperCase()}`],
+    ] as const) {
+      const res = await on(domain, method, url, form);
+      assert.equal(res.statusCode, 404, `${method} ${url}: ${res.statusCode} ${res.body.slice(0, 200)}`);
+      assert.match(res.headers['content-type'] as string, /text\/html/, url);
+    }
+    const callback = await on(domain, 'POST', '/callbacks/test', '');
+    assert.equal(callback.statusCode, 404);
+    assert.equal(JSON.parse(callback.body).error.code, 'route_not_found');
+
+    // The host is X-Forwarded-Host only behind a trusted proxy.
+    const forwarded = { host: 'betal.faktura.test', 'x-forwarded-host': domain };
+    assert.equal((await pay.app.inject({ method: 'GET', url: '/healthz', headers: forwarded })).statusCode, 200);
+    assert.equal((await proxied.app.inject({ method: 'GET', url: '/healthz', headers: forwarded })).statusCode, 404);
+    assert.equal((await proxied.app.inject({ method: 'GET', url: `/p/${reference}`, headers: forwarded })).statusCode, 200);
+    // Once the domain is no longer verified, its host is an ordinary one again.
+    await put(org, fresh());
+    assert.equal((await on(domain, 'GET', '/healthz')).statusCode, 200);
   });
 });

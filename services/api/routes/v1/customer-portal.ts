@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Envelope } from '../../../../contracts/common.ts';
 import { CustomerPortal, CustomerPortalPatch } from '../../../../contracts/customer-portal.ts';
 import { createDnsChecks } from '../../../domains/dns-checks.ts';
+import { serviceHostsOf } from '../../../domains/domain-settings.ts';
 import { getCustomerPortal } from '../../../customer-portal/get-customer-portal.ts';
 import { updateCustomerPortal } from '../../../customer-portal/update-customer-portal.ts';
 import { checkPortalDomain, recordPortalDomainCheck } from '../../../customer-portal/verify-portal-domain.ts';
@@ -21,6 +22,7 @@ export function customerPortalRoutes(app: FastifyInstance, deps: AppDeps): void 
     payBaseUrl: deps.payBaseUrl ?? `http://127.0.0.1:${DEFAULT_PAY_PORT}`,
     portalBaseDomain: deps.domains?.portalBaseDomain,
   };
+  const hosts = serviceHostsOf({ ...deps, payBaseUrl: at.payBaseUrl });
 
   app.get(
     '/customer-portal',
@@ -45,15 +47,17 @@ export function customerPortalRoutes(app: FastifyInstance, deps: AppDeps): void 
       schema: {
         summary: "Change the customer portal's settings",
         description:
-          'Partial: only the fields sent change. A subdomain another organisation has: 409 subdomain_taken. `active: true` without a ' +
-          'subdomain (after the patch): 422 portal_subdomain_required. A custom domain that is not a DNS host name: 422 invalid_domain; ' +
-          'a different one is `unverified` until POST /v1/customer-portal/verify-domain (null removes it).',
+          'Partial: only the fields sent change. A subdomain another organisation has: 409 subdomain_taken; a reserved one (www, api, ' +
+          'pay, login, … and the service\'s own hosts under the portal\'s base domain): 422 subdomain_reserved. `active: true` without a ' +
+          'subdomain (after the patch): 422 portal_subdomain_required. A custom domain that is not a DNS host name, is in an ' +
+          'internal-only zone, is a host of the service or is under the portal\'s base domain: 422 invalid_domain; any organisation\'s ' +
+          'payment domain: 409 domain_in_use; a different one is `unverified` until POST /v1/customer-portal/verify-domain (null removes it).',
         tags,
         body: CustomerPortalPatch,
         response: { 200: Envelope(CustomerPortal) },
       },
     },
-    (req, reply) => mutate(deps, req, reply, async (tx) => ({ status: 200, data: await updateCustomerPortal(tx, req.auth.organizationId, req.body, at) })),
+    (req, reply) => mutate(deps, req, reply, async (tx) => ({ status: 200, data: await updateCustomerPortal(tx, req.auth.organizationId, req.body, at, hosts) })),
   );
 
   app.post(
@@ -64,7 +68,8 @@ export function customerPortalRoutes(app: FastifyInstance, deps: AppDeps): void 
         summary: "Check the portal's custom domain now",
         description:
           'Looks the custom domain\'s CNAME up at once: `verified` when it points to the portal\'s host (PORTAL_CNAME_TARGET), else ' +
-          '`failed` with `customDomainFailureReason`. No custom domain set: 422 portal_custom_domain_missing.',
+          '`failed` with `customDomainFailureReason`; also `failed` when the name is meanwhile a payment domain or a host of the ' +
+          'service. No custom domain set: 422 portal_custom_domain_missing.',
         tags,
         response: { 200: Envelope(CustomerPortal) },
       },
@@ -72,7 +77,7 @@ export function customerPortalRoutes(app: FastifyInstance, deps: AppDeps): void 
     async (req, reply) => {
       // The look-up runs before the transaction opens: DNS may take seconds to answer.
       const check = await checkPortalDomain(deps.db, checks, req.auth.organizationId, cnameTarget);
-      return mutate(deps, req, reply, async (tx) => ({ status: 200, data: await recordPortalDomainCheck(tx, req.auth.organizationId, check, at) }));
+      return mutate(deps, req, reply, async (tx) => ({ status: 200, data: await recordPortalDomainCheck(tx, req.auth.organizationId, check, at, hosts) }));
     },
   );
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Envelope } from '../../../../contracts/common.ts';
 import { PaymentDomain, PaymentDomainPut } from '../../../../contracts/payment-domain.ts';
 import { createDnsChecks } from '../../../domains/dns-checks.ts';
+import { serviceHostsOf } from '../../../domains/domain-settings.ts';
 import { getPaymentDomain } from '../../../domains/get-payment-domain.ts';
 import { setPaymentDomain } from '../../../domains/set-payment-domain.ts';
 import { checkPaymentDomain, recordPaymentDomainCheck } from '../../../domains/verify-payment-domain.ts';
@@ -12,6 +13,7 @@ const tags = ['Settings'];
 
 export function paymentDomainRoutes(app: FastifyInstance, deps: AppDeps): void {
   const checks = deps.domains?.checks ?? createDnsChecks();
+  const hosts = serviceHostsOf(deps);
 
   app.get(
     '/payment-domain',
@@ -38,13 +40,15 @@ export function paymentDomainRoutes(app: FastifyInstance, deps: AppDeps): void {
         description:
           'A different domain is `unverified` until POST /v1/payment-domain/verify finds its TXT record (payment links keep the pay ' +
           "service's address until then); null clears it (`none`); the domain the organisation already has changes nothing. Stored in " +
-          'lower case. Not a DNS host name with at least one dot: 422 invalid_domain.',
+          'lower case. Not a DNS host name with at least one dot, a name in an internal-only zone (.internal, .local, .lan, …), a host ' +
+          'of the service itself or a name under the portal\'s base domain: 422 invalid_domain. Any organisation\'s portal custom ' +
+          'domain: 409 domain_in_use.',
         tags,
         body: PaymentDomainPut,
         response: { 200: Envelope(PaymentDomain) },
       },
     },
-    (req, reply) => mutate(deps, req, reply, async (tx) => ({ status: 200, data: await setPaymentDomain(tx, req.auth.organizationId, req.body.domain) })),
+    (req, reply) => mutate(deps, req, reply, async (tx) => ({ status: 200, data: await setPaymentDomain(tx, req.auth.organizationId, req.body.domain, hosts) })),
   );
 
   app.post(
@@ -56,7 +60,8 @@ export function paymentDomainRoutes(app: FastifyInstance, deps: AppDeps): void {
         description:
           'Looks the TXT record `_faktura-verify.<domain>` up at once: `verified` when one holds `verification.value`, else `failed` ' +
           'with `failureReason` (no record, another value, no such name, no answer). A domain another organisation has verified ' +
-          'stays theirs (`failed`). No domain set: 422 payment_domain_missing.',
+          'stays theirs (`failed`), as does a name that is meanwhile a portal\'s custom domain or a host of the service. No domain set: ' +
+          '422 payment_domain_missing.',
         tags,
         response: { 200: Envelope(PaymentDomain) },
       },
@@ -64,7 +69,7 @@ export function paymentDomainRoutes(app: FastifyInstance, deps: AppDeps): void {
     async (req, reply) => {
       // The look-up runs before the transaction opens: DNS may take seconds to answer.
       const check = await checkPaymentDomain(deps.db, checks, req.auth.organizationId);
-      return mutate(deps, req, reply, async (tx) => ({ status: 200, data: await recordPaymentDomainCheck(tx, req.auth.organizationId, check) }));
+      return mutate(deps, req, reply, async (tx) => ({ status: 200, data: await recordPaymentDomainCheck(tx, req.auth.organizationId, check, hosts) }));
     },
   );
 }
