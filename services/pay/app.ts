@@ -132,8 +132,8 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
     done();
   });
 
-  // `https://<verified payment domain>/<reference>` leads to the invoice's pay page.
-  servePaymentDomainLinks(app, deps.db);
+  // On a verified payment domain: `/<reference>` leads to the pay page, and only that organisation's pay pages are served.
+  servePaymentDomainLinks(app, deps.db, base);
 
   app.addHook('onResponse', (req, reply, done) => {
     req.log.info({ req, res: reply, responseTime: Math.round(reply.elapsedTime * 10) / 10 }, 'request completed');
