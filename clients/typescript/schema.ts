@@ -1380,7 +1380,7 @@ export interface paths {
         get: operations["getPaymentDomain"];
         /**
          * Set or clear the payment domain
-         * @description A different domain is `unverified` until POST /v1/payment-domain/verify finds its TXT record (payment links keep the pay service's address until then); null clears it (`none`); the domain the organisation already has changes nothing. Stored in lower case. Not a DNS host name with at least one dot: 422 invalid_domain.
+         * @description A different domain is `unverified` until POST /v1/payment-domain/verify finds its TXT record (payment links keep the pay service's address until then); null clears it (`none`); the domain the organisation already has changes nothing. Stored in lower case. Not a DNS host name with at least one dot, a name in an internal-only zone (.internal, .local, .lan, …), a host of the service itself or a name under the portal's base domain: 422 invalid_domain. Any organisation's portal custom domain: 409 domain_in_use.
          *
          *     Requires scope `settings:write`.
          */
@@ -1403,7 +1403,7 @@ export interface paths {
         put?: never;
         /**
          * Check the payment domain now
-         * @description Looks the TXT record `_faktura-verify.<domain>` up at once: `verified` when one holds `verification.value`, else `failed` with `failureReason` (no record, another value, no such name, no answer). A domain another organisation has verified stays theirs (`failed`). No domain set: 422 payment_domain_missing.
+         * @description Looks the TXT record `_faktura-verify.<domain>` up at once: `verified` when one holds `verification.value`, else `failed` with `failureReason` (no record, another value, no such name, no answer). A domain another organisation has verified stays theirs (`failed`), as does a name that is meanwhile a portal's custom domain or a host of the service. No domain set: 422 payment_domain_missing.
          *
          *     Requires scope `settings:write`.
          */
@@ -1435,7 +1435,7 @@ export interface paths {
         head?: never;
         /**
          * Change the customer portal's settings
-         * @description Partial: only the fields sent change. A subdomain another organisation has: 409 subdomain_taken. `active: true` without a subdomain (after the patch): 422 portal_subdomain_required. A custom domain that is not a DNS host name: 422 invalid_domain; a different one is `unverified` until POST /v1/customer-portal/verify-domain (null removes it).
+         * @description Partial: only the fields sent change. A subdomain another organisation has: 409 subdomain_taken; a reserved one (www, api, pay, login, … and the service's own hosts under the portal's base domain): 422 subdomain_reserved. `active: true` without a subdomain (after the patch): 422 portal_subdomain_required. A custom domain that is not a DNS host name, is in an internal-only zone, is a host of the service or is under the portal's base domain: 422 invalid_domain; any organisation's payment domain: 409 domain_in_use; a different one is `unverified` until POST /v1/customer-portal/verify-domain (null removes it).
          *
          *     Requires scope `settings:write`.
          */
@@ -1453,7 +1453,7 @@ export interface paths {
         put?: never;
         /**
          * Check the portal's custom domain now
-         * @description Looks the custom domain's CNAME up at once: `verified` when it points to the portal's host (PORTAL_CNAME_TARGET), else `failed` with `customDomainFailureReason`. No custom domain set: 422 portal_custom_domain_missing.
+         * @description Looks the custom domain's CNAME up at once: `verified` when it points to the portal's host (PORTAL_CNAME_TARGET), else `failed` with `customDomainFailureReason`; also `failed` when the name is meanwhile a payment domain or a host of the service. No custom domain set: 422 portal_custom_domain_missing.
          *
          *     Requires scope `settings:write`.
          */
