@@ -17,6 +17,7 @@ import { payPageLogoRoute } from '../branding/pay-page-logo.ts';
 import { servePaymentDomainLinks } from './payment-domain-host.ts';
 import { registerPortalRoutes, type PortalDeps } from './portal/portal-routes.ts';
 import { registerStartLinkPages } from './start-link-pages.ts';
+import { sendHtmlPage } from './html-page.ts';
 
 /**
  * The hosted pay page (spec 2.5, rule 1.11): a Fastify service of its own, apart from the API. It has no API keys
@@ -140,17 +141,7 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
     done();
   });
 
-  const html = (reply: FastifyReply, status: number, body: string): FastifyReply =>
-    reply
-      .code(status)
-      .type('text/html; charset=utf-8')
-      // Balances change: a page is never served from a cache, and the reference in its URL never leaks onwards.
-      .header('Cache-Control', 'no-store')
-      .header('Referrer-Policy', 'no-referrer')
-      .header('X-Content-Type-Options', 'nosniff')
-      .header('X-Frame-Options', 'DENY')
-      .header('Content-Security-Policy', csp)
-      .send(body);
+  const html = (reply: FastifyReply, status: number, body: string): FastifyReply => sendHtmlPage(reply, status, body, csp);
 
   const langOf = (req: FastifyRequest, fallback?: Language): Language => {
     const q = req.query as Record<string, unknown> | undefined;

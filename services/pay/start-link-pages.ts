@@ -8,6 +8,7 @@ import { findStartLink, type StartLinkView } from '../start-links/find-start-lin
 import { START_LINK_KINDS, startLinkPagePrefix, type StartLinkKind } from '../start-links/start-link-kinds.ts';
 import { START_LINK_TEXTS } from './start-link-texts.ts';
 import { pickLanguage, TEXTS, type Language } from './texts.ts';
+import { sendHtmlPage } from './html-page.ts';
 
 /**
  * The start links' pages (docs/api-conventions.md, "Start links"), pages of the `test` provider on the pay service:
@@ -54,16 +55,7 @@ const resultTemplate = hbs.compile<Layout & ResultPage>(source('start-link-resul
 const CSP = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 export function registerStartLinkPages(app: FastifyInstance, db: Db): void {
-  const html = (reply: FastifyReply, status: number, body: string): FastifyReply =>
-    reply
-      .code(status)
-      .type('text/html; charset=utf-8')
-      .header('Cache-Control', 'no-store')
-      .header('Referrer-Policy', 'no-referrer')
-      .header('X-Content-Type-Options', 'nosniff')
-      .header('X-Frame-Options', 'DENY')
-      .header('Content-Security-Policy', CSP)
-      .send(body);
+  const html = (reply: FastifyReply, status: number, body: string): FastifyReply => sendHtmlPage(reply, status, body, CSP);
 
   const langOf = (req: FastifyRequest): Language => {
     const q = req.query as Record<string, unknown> | undefined;

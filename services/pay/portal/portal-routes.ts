@@ -20,6 +20,7 @@ import { PORTAL_TEXTS } from './portal-texts.ts';
 import { confirmTokenMatches, confirmTokenOf, csrfTokenMatches, csrfTokenOf, newPortalToken, portalTokenHash } from './portal-tokens.ts';
 import { redeemSignInLink, SESSION_HOURS, signInLinkIsValid } from './redeem-sign-in-link.ts';
 import { requestSignInLink, type SignInLimits } from './request-sign-in-link.ts';
+import { sendHtmlPage } from '../html-page.ts';
 
 /** What the customer portal needs beyond the pay service's own dependencies. */
 export interface PortalDeps {
@@ -123,16 +124,7 @@ export function registerPortalRoutes(app: FastifyInstance, pay: PayContext, deps
   };
   const withLang = (href: string, lang: Language) => `${href}${href.includes('?') ? '&' : '?'}lang=${lang}`;
 
-  const html = (reply: FastifyReply, status: number, body: string): FastifyReply =>
-    reply
-      .code(status)
-      .type('text/html; charset=utf-8')
-      .header('Cache-Control', 'no-store')
-      .header('Referrer-Policy', 'no-referrer')
-      .header('X-Content-Type-Options', 'nosniff')
-      .header('X-Frame-Options', 'DENY')
-      .header('Content-Security-Policy', CSP)
-      .send(body);
+  const html = (reply: FastifyReply, status: number, body: string): FastifyReply => sendHtmlPage(reply, status, body, CSP);
 
   const layoutOf = (req: FastifyRequest, base: string, portal: Portal | undefined, lang: Language, title: string, session?: PortalSession): PortalLayout => {
     const t = PORTAL_TEXTS[lang];
