@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import { deliverCasePaakrav, type CasePaakravDeliveryDeps } from '../../activities/collections/deliver-case-paakrav.ts';
 import { createLocalLetterService } from '../../activities/letters/local-letters.ts';
 import { createSmtpMailer } from '../../activities/mail/smtp-mailer.ts';
@@ -15,6 +13,7 @@ import { addDays } from '../../services/shared/clock.ts';
 import { uuidv7 } from '../../services/shared/ids.ts';
 import { call, createTestOrg, startTestApp, testDb, testRenderer, type TestApp, type TestOrg } from '../helpers/context.ts';
 import { header, onlyLeaf, parseMime } from '../helpers/mime.ts';
+import { smtpReply, startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.ts';
 import { pdfText } from '../helpers/pdf-text.ts';
 import { issueInvoice } from '../helpers/reminders.ts';
 
@@ -23,40 +22,6 @@ import { issueInvoice } from '../helpers/reminders.ts';
  * its delivery by mail through a real SMTP server on loopback, by letter (local letters in a temp dir) when no
  * debtor has an e-mail, and refused when nobody can be reached. Cases from POST /v1/cases and from an invoice.
  */
-
-interface Sink {
-  url: string;
-  received: Buffer[];
-  close(): Promise<void>;
-}
-
-const smtpReply = (code: number, text: string): Error => Object.assign(new Error(text), { responseCode: code });
-
-async function startSink(hooks: Pick<SMTPServerOptions, 'onRcptTo'> = {}): Promise<Sink> {
-  const received: Buffer[] = [];
-  const server = new SMTPServer({
-    secure: false,
-    authOptional: true,
-    allowInsecureAuth: true,
-    disabledCommands: ['AUTH', 'STARTTLS'],
-    logger: false,
-    onRcptTo: hooks.onRcptTo ?? ((_a, _s, cb) => cb()),
-    onData: (stream, _session, cb) => {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        received.push(Buffer.concat(chunks));
-        cb();
-      });
-    },
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const port = (server.server.address() as AddressInfo).port;
-  return { url: `smtp://127.0.0.1:${port}`, received, close: () => new Promise((r) => server.close(() => r())) };
-}
 
 const FROM = 'no-reply@faktura.invalid';
 const CPR = '0707071234';
@@ -76,7 +41,7 @@ describe('case påkrav: document and delivery', () => {
   const sql = () => testDb().db.sql;
   let refCounter = 0;
 
-  const deps = (sink: Sink | undefined): CasePaakravDeliveryDeps => ({
+  const deps = (sink: SmtpSink | undefined): CasePaakravDeliveryDeps => ({
     ...testDb(),
     documents,
     mailer: sink ? createSmtpMailer(sink.url, () => {}) : { send: () => Promise.reject(new Error('no mail in this test')) },
@@ -173,7 +138,7 @@ describe('case påkrav: document and delivery', () => {
       ],
     });
     const { sha256 } = await render(caseId);
-    const sink = await startSink();
+    const sink = await startSmtpSink();
     try {
       const sent = await deliverCasePaakrav(deps(sink), org.organizationId, caseId, sha256);
       assert.deepEqual(sent, { kind: 'sent', channel: 'email', reference: `case-paakrav-${caseId}@faktura.invalid` });
@@ -209,7 +174,7 @@ describe('case påkrav: document and delivery', () => {
       skyldnere: [{ skyldnerType: 'person', navn: 'Ole', email: 'ole@kunde.dk' }],
     });
     const { sha256 } = await render(caseId);
-    const refusing = await startSink({ onRcptTo: (a, _s, cb) => cb(smtpReply(550, `5.1.1 <${a.address}>: Recipient address rejected`)) });
+    const refusing = await startSmtpSink({ onRcptTo: (a, _s, cb) => cb(smtpReply(550, `5.1.1 <${a.address}>: Recipient address rejected`)) });
     try {
       const refused = await deliverCasePaakrav(deps(refusing), org.organizationId, caseId, sha256);
       assert.equal(refused.kind, 'refused');
@@ -217,7 +182,7 @@ describe('case påkrav: document and delivery', () => {
     } finally {
       await refusing.close();
     }
-    const later = await startSink({ onRcptTo: (_a, _s, cb) => cb(smtpReply(451, '4.3.0 try again later')) });
+    const later = await startSmtpSink({ onRcptTo: (_a, _s, cb) => cb(smtpReply(451, '4.3.0 try again later')) });
     try {
       await assert.rejects(deliverCasePaakrav(deps(later), org.organizationId, caseId, sha256), /451|try again/);
     } finally {
@@ -282,7 +247,7 @@ describe('case påkrav: document and delivery', () => {
       assert.ok(text.includes(expected), `the påkrav lacks ${JSON.stringify(expected)}:\n${text}`);
     }
 
-    const sink = await startSink();
+    const sink = await startSmtpSink();
     try {
       const sent = await deliverCasePaakrav(deps(sink), org.organizationId, caseId, sha256);
       assert.deepEqual(sent, { kind: 'sent', channel: 'email', reference: `case-paakrav-${caseId}@faktura.invalid` });

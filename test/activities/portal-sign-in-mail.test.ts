@@ -1,58 +1,28 @@
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
-import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import { createSmtpMailer } from '../../activities/mail/smtp-mailer.ts';
 import { giveUpSignInMail, mailSignInLink, recordSignInMail, type SignInMailDeps } from '../../services/pay/portal/deliver-sign-in-mail.ts';
 import { requestSignInLink } from '../../services/pay/portal/request-sign-in-link.ts';
 import { call, createTestOrg, startTestApp, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
 import { header, onlyLeaf, parseMime } from '../helpers/mime.ts';
+import { smtpReply, startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.ts';
 
 /**
  * The sign-in mail's two steps (services/pay/portal/deliver-sign-in-mail.ts, run by the PortalSignInMail workflow)
  * against a real SMTP server on loopback: the mail and its link, the token forgotten once recorded, a repeat that
  * sends nothing, and the links that are not mailed (expired, nobody has the address any more, refused by the server).
  */
-interface Sink {
-  url: string;
-  received: Buffer[];
-  close(): Promise<void>;
-}
-
-const smtpReply = (code: number, text: string): Error => Object.assign(new Error(text), { responseCode: code });
-
-async function startSink(hooks: Pick<SMTPServerOptions, 'onRcptTo'> = {}): Promise<Sink> {
-  const received: Buffer[] = [];
-  const server = new SMTPServer({
-    secure: false,
-    authOptional: true,
-    disabledCommands: ['AUTH', 'STARTTLS'],
-    logger: false,
-    onRcptTo: hooks.onRcptTo ?? ((_a, _s, cb) => cb()),
-    onData: (stream, _session, cb) => {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        received.push(Buffer.concat(chunks));
-        cb();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const port = (server.server.address() as AddressInfo).port;
-  return { url: `smtp://127.0.0.1:${port}`, received, close: () => new Promise((r) => server.close(() => r())) };
-}
 
 describe('portal sign-in mail', () => {
   let t: TestApp;
   let org: TestOrg;
-  let sink: Sink;
+  let sink: SmtpSink;
   let customerId: string;
   const FROM = 'no-reply@faktura.invalid';
 
   before(async () => {
     t = await startTestApp();
     org = await createTestOrg({ name: 'Bager Hansen ApS' });
-    sink = await startSink();
+    sink = await startSmtpSink();
     const res = await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: { type: 'person', name: 'Anne', email: 'Anne@kunde.dk', language: 'en' } });
     customerId = res.body.data.id;
   });
@@ -123,8 +93,8 @@ describe('portal sign-in mail', () => {
   });
 
   it('a server\'s permanent refusal is recorded, a transient one retried; retries run out: the token is forgotten all the same', async () => {
-    const refusing = await startSink({ onRcptTo: (_a, _s, cb) => cb(smtpReply(550, '5.1.1 Recipient address rejected')) });
-    const busy = await startSink({ onRcptTo: (_a, _s, cb) => cb(smtpReply(451, '4.7.1 try again later')) });
+    const refusing = await startSmtpSink({ onRcptTo: (_a, _s, cb) => cb(smtpReply(550, '5.1.1 Recipient address rejected')) });
+    const busy = await startSmtpSink({ onRcptTo: (_a, _s, cb) => cb(smtpReply(451, '4.7.1 try again later')) });
     try {
       const refused = (await request('Anne@kunde.dk'))!;
       assert.deepEqual(await mailSignInLink(deps(createSmtpMailer(refusing.url, () => {})), refused), { kind: 'not_sent', outcome: 'refused' });

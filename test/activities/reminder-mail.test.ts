@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import { createLocalLetterService } from '../../activities/letters/local-letters.ts';
 import { composeReminderMail } from '../../activities/mail/reminder-mail.ts';
 import { createSmtpMailer } from '../../activities/mail/smtp-mailer.ts';
@@ -15,46 +13,13 @@ import { loadReminderView } from '../../services/reminders/reminder-document.ts'
 import { renderReminderDocument } from '../../services/reminders/render-reminder.ts';
 import { createTestOrg, startTestApp, testDb, testRenderer, type TestApp, type TestOrg } from '../helpers/context.ts';
 import { header, onlyLeaf, parseMime } from '../helpers/mime.ts';
+import { smtpReply, startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.ts';
 import { insertReminder, issueInvoice, type IssuedInvoice } from '../helpers/reminders.ts';
 
 /**
  * The reminder mail against a real SMTP server on loopback (as the mailer tests), and the delivery steps around it:
  * deliver, record, and their idempotency; a permanent refusal, a transient failure and exhausted retries; a letter.
  */
-
-interface Sink {
-  url: string;
-  received: Buffer[];
-  close(): Promise<void>;
-}
-
-const smtpReply = (code: number, text: string): Error => Object.assign(new Error(text), { responseCode: code });
-
-async function startSink(hooks: Pick<SMTPServerOptions, 'onRcptTo'> = {}): Promise<Sink> {
-  const received: Buffer[] = [];
-  const server = new SMTPServer({
-    secure: false,
-    authOptional: true,
-    allowInsecureAuth: true,
-    disabledCommands: ['AUTH', 'STARTTLS'],
-    logger: false,
-    onRcptTo: hooks.onRcptTo ?? ((_a, _s, cb) => cb()),
-    onData: (stream, _session, cb) => {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        received.push(Buffer.concat(chunks));
-        cb();
-      });
-    },
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const port = (server.server.address() as AddressInfo).port;
-  return { url: `smtp://127.0.0.1:${port}`, received, close: () => new Promise((r) => server.close(() => r())) };
-}
 
 const FROM = 'no-reply@faktura.invalid';
 
@@ -64,7 +29,7 @@ describe('reminder mail and delivery', () => {
   const documents = createPostgresDocumentStore();
   let letterDir: string;
 
-  const deps = (sink: Sink | undefined): ReminderDeliveryDeps => ({
+  const deps = (sink: SmtpSink | undefined): ReminderDeliveryDeps => ({
     ...testDb(),
     documents,
     mailer: sink ? createSmtpMailer(sink.url, () => {}) : { send: () => Promise.reject(new Error('no mail in this test')) },
@@ -92,7 +57,7 @@ describe('reminder mail and delivery', () => {
   it('mails the reminder: subject, From, Reply-To, To, Message-ID and the stored PDF; recorded once, a second deliver is settled', async () => {
     const inv = await issueInvoice(t, org, { type: 'person', name: 'Ida Jensen', email: 'ida@kunde.dk' }, 50_000);
     const id = await rendered(inv, { reminderNumber: 1, feeOere: 10_000, sentOn: '2025-12-08', deadline: '2025-12-18' });
-    const sink = await startSink();
+    const sink = await startSmtpSink();
     try {
       const attempt = await deliverReminder(deps(sink), id);
       assert.equal(attempt.kind, 'sent');
@@ -134,7 +99,7 @@ describe('reminder mail and delivery', () => {
   it('a recipient refused with 550 makes the reminder failed (mail_rejected), once', async () => {
     const inv = await issueInvoice(t, org, { type: 'person', name: 'Ole', email: 'ole@kunde.dk' }, 50_000);
     const id = await rendered(inv, { reminderNumber: 1, sentOn: '2025-12-08', deadline: '2025-12-18' });
-    const sink = await startSink({ onRcptTo: (a, _s, cb) => cb(smtpReply(550, `5.1.1 <${a.address}>: Recipient address rejected`)) });
+    const sink = await startSmtpSink({ onRcptTo: (a, _s, cb) => cb(smtpReply(550, `5.1.1 <${a.address}>: Recipient address rejected`)) });
     try {
       const attempt = await deliverReminder(deps(sink), id);
       assert.equal(attempt.kind, 'refused');
@@ -154,7 +119,7 @@ describe('reminder mail and delivery', () => {
   it('a transient failure is thrown for a retry and leaves the reminder pending; when retries run out it is mail_undeliverable', async () => {
     const inv = await issueInvoice(t, org, { type: 'person', name: 'Eva', email: 'eva@kunde.dk' }, 50_000);
     const id = await rendered(inv, { reminderNumber: 1, sentOn: '2025-12-08', deadline: '2025-12-18' });
-    const sink = await startSink({ onRcptTo: (_a, _s, cb) => cb(smtpReply(451, '4.7.1 try again later')) });
+    const sink = await startSmtpSink({ onRcptTo: (_a, _s, cb) => cb(smtpReply(451, '4.7.1 try again later')) });
     try {
       await assert.rejects(deliverReminder(deps(sink), id), (err) => err instanceof MailDeliveryError && !err.permanent);
       assert.equal((await row(id)).delivery, 'pending');

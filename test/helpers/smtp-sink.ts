@@ -1,0 +1,41 @@
+import type { AddressInfo } from 'node:net';
+import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
+
+/** A real SMTP server on loopback that keeps every message it accepts, for the mail activities' tests. */
+export interface SmtpSink {
+  /** smtp://127.0.0.1:<port>, as SMTP_URL takes it. */
+  url: string;
+  /** Each accepted message's raw bytes, in the order they arrived. */
+  received: Buffer[];
+  close(): Promise<void>;
+}
+
+/** An SMTP reply a hook can refuse with: 5xx is permanent, 4xx transient, as a mailer must tell them apart. */
+export const smtpReply = (code: number, text: string): Error => Object.assign(new Error(text), { responseCode: code });
+
+/** Starts a sink; `onRcptTo` may refuse recipients (with smtpReply) to provoke the mailer's failure paths. */
+export async function startSmtpSink(hooks: Pick<SMTPServerOptions, 'onRcptTo'> = {}): Promise<SmtpSink> {
+  const received: Buffer[] = [];
+  const server = new SMTPServer({
+    secure: false,
+    authOptional: true,
+    allowInsecureAuth: true,
+    disabledCommands: ['AUTH', 'STARTTLS'],
+    logger: false,
+    onRcptTo: hooks.onRcptTo ?? ((_a, _s, cb) => cb()),
+    onData: (stream, _session, cb) => {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        received.push(Buffer.concat(chunks));
+        cb();
+      });
+    },
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const port = (server.server.address() as AddressInfo).port;
+  return { url: `smtp://127.0.0.1:${port}`, received, close: () => new Promise((r) => server.close(() => r())) };
+}
