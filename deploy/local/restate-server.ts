@@ -50,6 +50,15 @@ export interface ChildExit {
 
 export const RESTATE_NODE_NAME = 'faktura';
 const PARTITIONS = '4';
+/**
+ * How many invocations the server runs at once (worker.invoker.concurrent-invocations-limit; its own default is
+ * 1000). The workflows process has a handful of database connections and one Chromium page: a burst of due work
+ * (2 000 reminders on one clock advance) started all at once queues every invocation's first step ahead of any
+ * rendering, and the first reminder leaves half a minute late. With 32 running and the rest waiting in Restate, the
+ * pipeline stays short (test/bench/README.md, "Dunning"). The workflows never wait on one another (they only send), so
+ * a waiting invocation cannot hold up a running one.
+ */
+export const CONCURRENT_INVOCATIONS = '32';
 
 const require = createRequire(import.meta.url);
 
@@ -97,6 +106,7 @@ export async function startRestateServer(opts: RestateServerOptions): Promise<Re
           RESTATE_ADMIN__BIND_PORT: String(admin),
           RESTATE_BIND_PORT: String(fabric),
           RESTATE_DEFAULT_NUM_PARTITIONS: PARTITIONS,
+          RESTATE_WORKER__INVOKER__CONCURRENT_INVOCATIONS_LIMIT: CONCURRENT_INVOCATIONS,
           RESTATE_DISABLE_TELEMETRY: 'true',
           DO_NOT_TRACK: '1',
           // The server makes a scratch directory per invocation task under TMPDIR and leaves it behind: keep them

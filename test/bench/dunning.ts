@@ -36,7 +36,7 @@ import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../deploy/local/ports.ts';
-import { restateQuery, startRestateServer } from '../../deploy/local/restate-server.ts';
+import { CONCURRENT_INVOCATIONS, restateQuery, startRestateServer } from '../../deploy/local/restate-server.ts';
 import { createChromiumRenderer } from '../../activities/pdf/chromium-renderer.ts';
 import { buildApp } from '../../services/api/app.ts';
 import { createBusinessClock } from '../../services/clock/business-clock.ts';
@@ -78,7 +78,7 @@ export interface DunningFigures {
     advanceTxMs: number;
     wakeMs: number;
     /** restate-server's invoker limit (RESTATE_WORKER__INVOKER__CONCURRENT_INVOCATIONS_LIMIT), or its default. */
-    invocationsLimit: number | 'default';
+    invocationsLimit: number;
     /** Dunning invocations running or queued in Restate, sampled every 15 s during the burst. */
     dunningInvocations: { sec: number; delivered: number; invocations: number }[];
     wokenByClock: number;
@@ -383,13 +383,15 @@ export async function benchDunning(
       const dueLeft = (await dueWakes(db, idle.orgId, null, 10)).length;
       rounds.push({ ms: Math.round(ms * 10) / 10, woken, dueLeft });
     }
-    // dueWakes' first page (services/clock/wake-index.ts), with the organisation's id inlined (our own uuid).
+    // dueWakes' first page (services/clock/wake-index.ts), word for word, with the organisation's id inlined (our own
+    // uuid): a custom plan.
     const org = idle.orgId.replace(/[^0-9a-f-]/g, '');
     const [explained] = await db.read((sql) => sql.unsafe<{ 'QUERY PLAN': { Plan: PlanNode; 'Execution Time': number }[] }[]>(`
       EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)
       SELECT service, key, handler, due_at::text AS due_at FROM wake_index
-      WHERE organization_id = '${org}' AND parked_at IS NULL AND due_at <= business_now('${org}')
-      ORDER BY due_at, service, key LIMIT 500`));
+      WHERE organization_id = '${org}'::uuid AND parked_at IS NULL
+        AND (organization_id, due_at) <= ('${org}'::uuid, business_now('${org}'::uuid))
+      ORDER BY organization_id, due_at, service, key LIMIT 500`));
     const plan = explained!['QUERY PLAN'][0]!;
     const scan = findIndexScan(plan.Plan);
     const indexScan = {
@@ -468,7 +470,7 @@ export async function benchDunning(
         advanceMs: Math.round(adv.ms),
         advanceTxMs: Math.round(adv.txMs),
         wakeMs: Math.round(adv.wakeMs),
-        invocationsLimit: opts.invocationsLimit > 0 ? opts.invocationsLimit : 'default',
+        invocationsLimit: opts.invocationsLimit > 0 ? opts.invocationsLimit : Number(CONCURRENT_INVOCATIONS),
         dunningInvocations,
         wokenByClock: adv.woken,
         seconds,

@@ -32,7 +32,7 @@ import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../deploy/local/ports.ts';
-import { restateQuery, startRestateServer } from '../../deploy/local/restate-server.ts';
+import { CONCURRENT_INVOCATIONS, restateQuery, startRestateServer } from '../../deploy/local/restate-server.ts';
 import { createChromiumRenderer } from '../../activities/pdf/chromium-renderer.ts';
 import { buildApp } from '../../services/api/app.ts';
 import { createBusinessClock } from '../../services/clock/business-clock.ts';
@@ -78,7 +78,7 @@ export interface SubscriptionFigures {
     advanceTxMs: number;
     wakeMs: number;
     wokenByClock: number;
-    invocationsLimit: number | 'default';
+    invocationsLimit: number;
     progress: { sec: number; issued: number; invocations: number }[];
     seconds: number;
     perSec: number;
@@ -297,8 +297,11 @@ export async function benchSubscriptions(
     // custom plan) and as a prepared statement forced to its generic plan (what a driver's prepared statement may get
     // after five executions). Rows read are what the index scans returned plus what filters removed.
     const org = idle.orgId.replace(/[^0-9a-f-]/g, '');
+    // The statement dueWakes sends for a first page, word for word (its bound is a row comparison over the
+    // organisation's index columns).
     const pageSql = (o: string) => `SELECT service, key, handler, due_at::text AS due_at FROM wake_index
-      WHERE organization_id = ${o} AND parked_at IS NULL AND due_at <= business_now(${o})
+      WHERE organization_id = ${o} AND parked_at IS NULL
+        AND (organization_id, due_at) <= (${o}, business_now(${o}))
       ORDER BY organization_id, due_at, service, key LIMIT 500`;
     type Explained = { 'QUERY PLAN': { Plan: PlanNode; 'Execution Time': number }[] }[];
     const explain = (generic: boolean) =>
@@ -398,7 +401,7 @@ export async function benchSubscriptions(
         advanceTxMs: Math.round(adv.txMs),
         wakeMs: Math.round(adv.wakeMs),
         wokenByClock: adv.woken,
-        invocationsLimit: opts.invocationsLimit > 0 ? opts.invocationsLimit : 'default',
+        invocationsLimit: opts.invocationsLimit > 0 ? opts.invocationsLimit : Number(CONCURRENT_INVOCATIONS),
         progress,
         seconds,
         perSec: Math.round(perSec * 100) / 100,
