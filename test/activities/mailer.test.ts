@@ -1,19 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
-import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
+import type { SMTPServerOptions } from 'smtp-server';
 import { createSmtpMailer, toMailDeliveryError } from '../../activities/mail/smtp-mailer.ts';
 import { MailDeliveryError, type MailLog, type OutgoingMail } from '../../services/mail/mail-port.ts';
 import { header, onlyLeaf, parseMime } from '../helpers/mime.ts';
-
-interface Sink {
-  url: string;
-  /** Raw messages the server accepted, in order. */
-  received: Buffer[];
-  close(): Promise<void>;
-}
-
-const smtpReply = (code: number, text: string): Error => Object.assign(new Error(text), { responseCode: code });
+import { smtpReply, startSmtpSink } from '../helpers/smtp-sink.ts';
 
 /** Reads the whole message, then answers the end of DATA with this reply instead of 250. */
 const replyAfterData =
@@ -22,35 +14,6 @@ const replyAfterData =
     stream.resume();
     stream.on('end', () => cb(smtpReply(code, text)));
   };
-
-/** A real SMTP server on loopback: no TLS, no AUTH, so nodemailer talks plain SMTP to it. */
-async function startSink(hooks: Pick<SMTPServerOptions, 'onRcptTo' | 'onData'> = {}): Promise<Sink> {
-  const received: Buffer[] = [];
-  const server = new SMTPServer({
-    secure: false,
-    authOptional: true,
-    allowInsecureAuth: true,
-    disabledCommands: ['AUTH', 'STARTTLS'],
-    logger: false,
-    onRcptTo: hooks.onRcptTo ?? ((_a, _s, cb) => cb()),
-    onData:
-      hooks.onData ??
-      ((stream, _session, cb) => {
-        const chunks: Buffer[] = [];
-        stream.on('data', (c: Buffer) => chunks.push(c));
-        stream.on('end', () => {
-          received.push(Buffer.concat(chunks));
-          cb();
-        });
-      }),
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const port = (server.server.address() as AddressInfo).port;
-  return { url: `smtp://127.0.0.1:${port}`, received, close: () => new Promise((r) => server.close(() => r())) };
-}
 
 function collectLog(): { log: MailLog; lines: string[] } {
   const lines: string[] = [];
@@ -83,7 +46,7 @@ async function rejection(p: Promise<unknown>): Promise<MailDeliveryError> {
 
 describe('SMTP mailer', () => {
   it('delivers sender name, Reply-To, subject, Message-ID, text, HTML with the pixel and the PDF byte for byte', async () => {
-    const sink = await startSink();
+    const sink = await startSmtpSink();
     try {
       const { log, lines } = collectLog();
       const receipt = await createSmtpMailer(sink.url, log).send(mail());
@@ -118,7 +81,7 @@ describe('SMTP mailer', () => {
   });
 
   it('sends a retried message with the same Message-ID, quotes a name with a comma, and leaves out a missing Reply-To', async () => {
-    const sink = await startSink();
+    const sink = await startSmtpSink();
     try {
       const mailer = createSmtpMailer(sink.url, () => {});
       const once = mail({ replyTo: null, from: { name: 'Hansen, Jensen & Co', address: 'no-reply@faktura.invalid' } });
@@ -137,7 +100,7 @@ describe('SMTP mailer', () => {
   });
 
   it('reports a recipient refused with 550 as permanent, with the address cut to its domain', async () => {
-    const sink = await startSink({ onRcptTo: (a, _s, cb) => cb(smtpReply(550, `5.1.1 <${a.address}>: Recipient address rejected`)) });
+    const sink = await startSmtpSink({ onRcptTo: (a, _s, cb) => cb(smtpReply(550, `5.1.1 <${a.address}>: Recipient address rejected`)) });
     try {
       const { log, lines } = collectLog();
       const err = await rejection(createSmtpMailer(sink.url, log).send(mail()));
@@ -162,7 +125,7 @@ describe('SMTP mailer', () => {
   ];
   for (const [code, text, permanent] of afterData) {
     it(`reports ${code} at the end of DATA as ${permanent ? 'permanent' : 'transient'}`, async () => {
-      const sink = await startSink({ onData: replyAfterData(code, text) });
+      const sink = await startSmtpSink({ onData: replyAfterData(code, text) });
       try {
         const err = await rejection(createSmtpMailer(sink.url, () => {}).send(mail()));
         assert.equal(err.permanent, permanent);

@@ -13,8 +13,11 @@ export interface SmtpSink {
 /** An SMTP reply a hook can refuse with: 5xx is permanent, 4xx transient, as a mailer must tell them apart. */
 export const smtpReply = (code: number, text: string): Error => Object.assign(new Error(text), { responseCode: code });
 
-/** Starts a sink; `onRcptTo` may refuse recipients (with smtpReply) to provoke the mailer's failure paths. */
-export async function startSmtpSink(hooks: Pick<SMTPServerOptions, 'onRcptTo'> = {}): Promise<SmtpSink> {
+/**
+ * Starts a sink; `onRcptTo` may refuse recipients and `onData` the message (with smtpReply) to provoke the mailer's
+ * failure paths (a message `onData` takes is not kept).
+ */
+export async function startSmtpSink(hooks: Pick<SMTPServerOptions, 'onRcptTo' | 'onData'> = {}): Promise<SmtpSink> {
   const received: Buffer[] = [];
   const server = new SMTPServer({
     secure: false,
@@ -23,14 +26,16 @@ export async function startSmtpSink(hooks: Pick<SMTPServerOptions, 'onRcptTo'> =
     disabledCommands: ['AUTH', 'STARTTLS'],
     logger: false,
     onRcptTo: hooks.onRcptTo ?? ((_a, _s, cb) => cb()),
-    onData: (stream, _session, cb) => {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        received.push(Buffer.concat(chunks));
-        cb();
-      });
-    },
+    onData:
+      hooks.onData ??
+      ((stream, _session, cb) => {
+        const chunks: Buffer[] = [];
+        stream.on('data', (c: Buffer) => chunks.push(c));
+        stream.on('end', () => {
+          received.push(Buffer.concat(chunks));
+          cb();
+        });
+      }),
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
