@@ -247,8 +247,13 @@ describe('npm start: the whole stack on one machine', function () {
 
   it('runs two stacks side by side on different DATA_DIR and PORT, and refuses a second start on a DATA_DIR in use', async () => {
     const [dirA, dirB] = [newDataDir(), newDataDir()];
-    const [portA, portB] = [await freePort(), await freePort()];
-    const [a, b] = await Promise.all([startStack(dirA, portA), startStack(dirB, portB)]);
+    // One after the other, each PORT chosen when the stack before it is up: a start takes free ports from the kernel
+    // and binds them moments later, so a port handed out (to a start at the same instant, or as the next stack's PORT)
+    // but not yet bound can be handed out again (seen once: EADDRINUSE). Side by side is what is tested.
+    const portA = await freePort();
+    const a = await startStack(dirA, portA);
+    const portB = await freePort();
+    const b = await startStack(dirB, portB);
     for (const p of [portA, portB]) {
       const ready = await api('/readyz', undefined, p);
       assert.equal(ready.status, 200);
