@@ -29,19 +29,12 @@
  * A warm-up organisation with 20 invoices due today is advanced 8 days first: the route, the BusinessClock, the
  * Dunning objects, the workflows process's Chromium and its mailer are warm before anything is measured.
  */
-import { fork } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
-import { freePort } from '../../deploy/local/ports.ts';
-import { CONCURRENT_INVOCATIONS, restateQuery, startRestateServer } from '../../deploy/local/restate-server.ts';
+import { CONCURRENT_INVOCATIONS, restateQuery } from '../../deploy/local/restate-server.ts';
 import { createChromiumRenderer } from '../../activities/pdf/chromium-renderer.ts';
-import { buildApp } from '../../services/api/app.ts';
-import { createBusinessClock } from '../../services/clock/business-clock.ts';
 import { dueWakes } from '../../services/clock/wake-index.ts';
-import type { Wakeups } from '../../services/clock/wakeups.ts';
 import { createCustomer } from '../../services/customers/create-customer.ts';
 import { createPostgresDocumentStore } from '../../services/documents/postgres-document-store.ts';
 import { loadSeller, printedSeller } from '../../services/invoices/document-parties.ts';
@@ -49,16 +42,10 @@ import { createOrganization } from '../../services/organizations/create-organiza
 import { loadReminderView } from '../../services/reminders/reminder-document.ts';
 import { addDays, copenhagenToday } from '../../services/shared/clock.ts';
 import type { Keyring } from '../../services/shared/crypto.ts';
-import { createSql, Db } from '../../services/shared/db.ts';
 import { customerBody } from './database.ts';
 import { dbCpuProbe } from './db-cpu.ts';
 import { closedLoop } from './issuing.ts';
-
-/**
- * The workflows process renders with a pool of this many Chromium pages (workflows/main.ts, `createChromiumRenderer`
- * in `runWorkflows`); R is measured with the same.
- */
-export const WORKFLOWS_RENDER_POOL = 1;
+import { startDurableStack, WORKFLOWS_RENDER_POOL } from './durable-stack.ts';
 
 export interface DunningFigures {
   advance: {
@@ -99,7 +86,6 @@ export interface DunningFigures {
   pass: boolean;
 }
 
-const HERE = dirname(fileURLToPath(import.meta.url));
 const TICK_SEC = 0.01;
 
 /** utime + stime of one process, in ticks; undefined when it is gone. */
@@ -197,88 +183,9 @@ export async function benchDunning(
     log: (msg: string) => void;
   },
 ): Promise<DunningFigures> {
-  const dir = mkdtempSync(join(tmpdir(), 'faktura-bench-dunning-'));
-  const cleanups: (() => Promise<void>)[] = [() => Promise.resolve(rmSync(dir, { recursive: true, force: true }))];
-  const cleanUp = async () => {
-    while (cleanups.length) await cleanups.pop()!().catch(() => {});
-  };
+  const stack = await startDurableStack(url, keyring, { name: 'dunning', ...opts });
+  const { restate, worker, db, pdf, app, woke, cleanups } = stack;
   try {
-    const ports = { ingress: await freePort(), admin: await freePort(), fabric: await freePort() };
-    const restate = await startRestateServer({
-      baseDir: join(dir, 'restate'),
-      ports,
-      logFile: join(dir, 'restate.log'),
-      ...(opts.invocationsLimit > 0 ? { env: { RESTATE_WORKER__INVOKER__CONCURRENT_INVOCATIONS_LIMIT: String(opts.invocationsLimit) } } : {}),
-    });
-    cleanups.push(() => restate.stop());
-    const worker = fork(join(HERE, 'webhooks-worker.ts'), [], {
-      cwd: resolve(HERE, '../..'),
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      execArgv: opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.profileDir}`, `--cpu-prof-name=dunning-workflows-${process.pid}.cpuprofile`] : [],
-      env: {
-        ...process.env,
-        NODE_ENV: 'development',
-        DATABASE_URL: url,
-        DB_POOL_MAX: String(opts.poolMax),
-        DATA_ENCRYPTION_KEY: opts.masterKey.toString('hex'),
-        // Mail becomes .eml files here (SMTP_URL unset), letters (none expected) files too.
-        DATA_DIR: join(dir, 'workflows'),
-        SMTP_URL: '',
-        LETTER_API_URL: '',
-        RESTATE_INGRESS_URL: restate.ingressUrl,
-        RESTATE_ADMIN_URL: restate.adminUrl,
-        WORKFLOWS_PORT: '0',
-        WORKFLOWS_HOST: '127.0.0.1',
-        LOG_LEVEL: 'warn',
-      },
-    });
-    const exited = new Promise<void>((r) => worker.once('exit', () => r()));
-    cleanups.push(async () => {
-      if (worker.exitCode !== null || worker.signalCode !== null) return;
-      worker.send({ type: 'stop' });
-      const timer = setTimeout(() => worker.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
-    });
-    await new Promise<void>((ready, fail) => {
-      worker.once('message', () => ready());
-      void exited.then(() => fail(new Error('the workflows process exited before it was ready')));
-    });
-
-    // The API, in this process: the real app, its business clock on a pool of its own as services/api/main.ts does.
-    const db = new Db(createSql(url, { max: opts.poolMax }), opts.poolMax);
-    cleanups.push(() => db.close());
-    const clockSql = createSql(url, { max: 2 });
-    cleanups.push(() => clockSql.end({ timeout: 5 }));
-    const pdf = createChromiumRenderer({ poolSize: WORKFLOWS_RENDER_POOL });
-    cleanups.push(() => pdf.close());
-    /** The BusinessClock's answers, by organisation: what the last wake woke and when it answered. */
-    const woke = new Map<string, { woken: number; start: number; at: number }>();
-    const wakeups: Wakeups = {
-      async wakeDue(organizationId) {
-        const start = performance.now();
-        const res = await fetch(`${restate.ingressUrl}/BusinessClock/${encodeURIComponent(organizationId)}/wakeDue`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: 'null',
-        });
-        const text = await res.text();
-        if (!res.ok) throw new Error(`BusinessClock.wakeDue answered ${res.status}: ${text}`);
-        woke.set(organizationId, { woken: (JSON.parse(text) as { woken: number }).woken, start, at: performance.now() });
-      },
-    };
-    const app = await buildApp({
-      db,
-      keyring,
-      pdf,
-      documents: createPostgresDocumentStore(),
-      clock: createBusinessClock(clockSql),
-      mailDispatch: { dispatch: () => Promise.reject(new Error('the dunning bench issues nothing')) },
-      mailDomain: 'faktura.invalid',
-      config: { rateLimitDefault: 0, rateLimitDocument: 0, authCacheTtlMs: 60_000, logLevel: 'warn' },
-      wakeups,
-    });
-    cleanups.push(() => app.close());
 
     const today = copenhagenToday(new Date());
     /** A sandbox organisation with `customers` customers (e-mail, address) and `invoices` issued invoices. */
@@ -487,7 +394,7 @@ export async function benchDunning(
       pass: ratio >= 0.8,
     };
   } finally {
-    await cleanUp();
+    await stack.close();
   }
 }
 

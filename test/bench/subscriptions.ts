@@ -25,30 +25,20 @@
  * A warm-up organisation with 20 subscriptions starting tomorrow is advanced first, so the route, the clock, the
  * SubscriptionSchedule and InvoiceIssue objects and the workflows process's Chromium are warm.
  */
-import { fork } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
-import { freePort } from '../../deploy/local/ports.ts';
-import { CONCURRENT_INVOCATIONS, restateQuery, startRestateServer } from '../../deploy/local/restate-server.ts';
-import { createChromiumRenderer } from '../../activities/pdf/chromium-renderer.ts';
-import { buildApp } from '../../services/api/app.ts';
-import { createBusinessClock } from '../../services/clock/business-clock.ts';
-import type { Wakeups } from '../../services/clock/wakeups.ts';
+import { CONCURRENT_INVOCATIONS, restateQuery } from '../../deploy/local/restate-server.ts';
 import { createCustomer } from '../../services/customers/create-customer.ts';
-import { createPostgresDocumentStore } from '../../services/documents/postgres-document-store.ts';
 import { createOrganization } from '../../services/organizations/create-organization.ts';
 import type { SubscriptionLineInput } from '../../contracts/subscriptions.ts';
 import { createSubscription } from '../../services/subscriptions/create-subscription.ts';
 import { storedLines } from '../../services/subscriptions/subscription-queries.ts';
 import { addDays, copenhagenToday } from '../../services/shared/clock.ts';
 import type { Keyring } from '../../services/shared/crypto.ts';
-import { createSql, Db } from '../../services/shared/db.ts';
 import { customerBody } from './database.ts';
 import { dbCpuProbe } from './db-cpu.ts';
-import { WORKFLOWS_RENDER_POOL, cpuReading, descendants, findIndexScan, median, type PlanNode } from './dunning.ts';
+import { cpuReading, descendants, findIndexScan, median, type PlanNode } from './dunning.ts';
+import { startDurableStack, WORKFLOWS_RENDER_POOL } from './durable-stack.ts';
 import { benchIssuing, type IssuingFigures } from './issuing.ts';
 
 /** The issuing bench's lines without the discount (a subscription line has none). */
@@ -93,7 +83,6 @@ export interface SubscriptionFigures {
   pass: boolean;
 }
 
-const HERE = dirname(fileURLToPath(import.meta.url));
 
 export async function benchSubscriptions(
   url: string,
@@ -112,85 +101,9 @@ export async function benchSubscriptions(
     log: (msg: string) => void;
   },
 ): Promise<SubscriptionFigures> {
-  const dir = mkdtempSync(join(tmpdir(), 'faktura-bench-subscriptions-'));
-  const cleanups: (() => Promise<void>)[] = [() => Promise.resolve(rmSync(dir, { recursive: true, force: true }))];
-  const cleanUp = async () => {
-    while (cleanups.length) await cleanups.pop()!().catch(() => {});
-  };
+  const stack = await startDurableStack(url, keyring, { name: 'subscriptions', ...opts });
+  const { restate, worker, db, app, woke, cleanups } = stack;
   try {
-    const ports = { ingress: await freePort(), admin: await freePort(), fabric: await freePort() };
-    const restate = await startRestateServer({
-      baseDir: join(dir, 'restate'),
-      ports,
-      logFile: join(dir, 'restate.log'),
-      ...(opts.invocationsLimit > 0 ? { env: { RESTATE_WORKER__INVOKER__CONCURRENT_INVOCATIONS_LIMIT: String(opts.invocationsLimit) } } : {}),
-    });
-    cleanups.push(() => restate.stop());
-    const worker = fork(join(HERE, 'webhooks-worker.ts'), [], {
-      cwd: resolve(HERE, '../..'),
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      execArgv: opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.profileDir}`, `--cpu-prof-name=subscriptions-workflows-${process.pid}.cpuprofile`] : [],
-      env: {
-        ...process.env,
-        NODE_ENV: 'development',
-        DATABASE_URL: url,
-        DB_POOL_MAX: String(opts.poolMax),
-        DATA_ENCRYPTION_KEY: opts.masterKey.toString('hex'),
-        DATA_DIR: join(dir, 'workflows'),
-        SMTP_URL: '',
-        LETTER_API_URL: '',
-        RESTATE_INGRESS_URL: restate.ingressUrl,
-        RESTATE_ADMIN_URL: restate.adminUrl,
-        WORKFLOWS_PORT: '0',
-        WORKFLOWS_HOST: '127.0.0.1',
-        LOG_LEVEL: 'warn',
-      },
-    });
-    const exited = new Promise<void>((r) => worker.once('exit', () => r()));
-    cleanups.push(async () => {
-      if (worker.exitCode !== null || worker.signalCode !== null) return;
-      worker.send({ type: 'stop' });
-      const timer = setTimeout(() => worker.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
-    });
-    await new Promise<void>((ready, fail) => {
-      worker.once('message', () => ready());
-      void exited.then(() => fail(new Error('the workflows process exited before it was ready')));
-    });
-
-    const db = new Db(createSql(url, { max: opts.poolMax }), opts.poolMax);
-    cleanups.push(() => db.close());
-    const clockSql = createSql(url, { max: 2 });
-    cleanups.push(() => clockSql.end({ timeout: 5 }));
-    const pdf = createChromiumRenderer({ poolSize: WORKFLOWS_RENDER_POOL });
-    cleanups.push(() => pdf.close());
-    const woke = new Map<string, { woken: number; start: number; at: number }>();
-    const wakeups: Wakeups = {
-      async wakeDue(organizationId) {
-        const start = performance.now();
-        const res = await fetch(`${restate.ingressUrl}/BusinessClock/${encodeURIComponent(organizationId)}/wakeDue`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: 'null',
-        });
-        const text = await res.text();
-        if (!res.ok) throw new Error(`BusinessClock.wakeDue answered ${res.status}: ${text}`);
-        woke.set(organizationId, { woken: (JSON.parse(text) as { woken: number }).woken, start, at: performance.now() });
-      },
-    };
-    const app = await buildApp({
-      db,
-      keyring,
-      pdf,
-      documents: createPostgresDocumentStore(),
-      clock: createBusinessClock(clockSql),
-      mailDispatch: { dispatch: () => Promise.reject(new Error('the subscriptions bench sends nothing')) },
-      mailDomain: 'faktura.invalid',
-      config: { rateLimitDefault: 0, rateLimitDocument: 0, authCacheTtlMs: 60_000, logLevel: 'warn' },
-      wakeups,
-    });
-    cleanups.push(() => app.close());
 
     const today = copenhagenToday(new Date());
     const tomorrow = addDays(today, 1);
@@ -415,7 +328,7 @@ export async function benchSubscriptions(
       pass: ratio >= 0.8,
     };
   } finally {
-    await cleanUp();
+    await stack.close();
   }
 }
 
