@@ -7,6 +7,8 @@ export interface SmtpSink {
   url: string;
   /** Each accepted message's raw bytes, in the order they arrived. */
   received: Buffer[];
+  /** Each accepted message's envelope recipients (RCPT TO), in the same order as `received`. */
+  recipients: string[][];
   close(): Promise<void>;
 }
 
@@ -19,6 +21,7 @@ export const smtpReply = (code: number, text: string): Error => Object.assign(ne
  */
 export async function startSmtpSink(hooks: Pick<SMTPServerOptions, 'onRcptTo' | 'onData'> = {}): Promise<SmtpSink> {
   const received: Buffer[] = [];
+  const recipients: string[][] = [];
   const server = new SMTPServer({
     secure: false,
     authOptional: true,
@@ -28,11 +31,12 @@ export async function startSmtpSink(hooks: Pick<SMTPServerOptions, 'onRcptTo' | 
     onRcptTo: hooks.onRcptTo ?? ((_a, _s, cb) => cb()),
     onData:
       hooks.onData ??
-      ((stream, _session, cb) => {
+      ((stream, session, cb) => {
         const chunks: Buffer[] = [];
         stream.on('data', (c: Buffer) => chunks.push(c));
         stream.on('end', () => {
           received.push(Buffer.concat(chunks));
+          recipients.push(session.envelope.rcptTo.map((r) => r.address));
           cb();
         });
       }),
@@ -42,5 +46,5 @@ export async function startSmtpSink(hooks: Pick<SMTPServerOptions, 'onRcptTo' | 
     server.listen(0, '127.0.0.1', () => resolve());
   });
   const port = (server.server.address() as AddressInfo).port;
-  return { url: `smtp://127.0.0.1:${port}`, received, close: () => new Promise((r) => server.close(() => r())) };
+  return { url: `smtp://127.0.0.1:${port}`, received, recipients, close: () => new Promise((r) => server.close(() => r())) };
 }

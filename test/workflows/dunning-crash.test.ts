@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
 import { dunningKey } from '../../contracts/workflows.ts';
 import { freePort } from '../../deploy/local/ports.ts';
 import { dueWakes } from '../../services/clock/wake-index.ts';
@@ -11,6 +9,7 @@ import { createEngineClient } from '../../services/shared/engine-client.ts';
 import { call, createTestOrg, startTestApp, TEST_MASTER_KEY, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
 import { header, onlyLeaf, parseMime } from '../helpers/mime.ts';
 import { startTestRestate, type TestRestate } from '../helpers/restate.ts';
+import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.ts';
 import { startWorkerProcess, within } from '../helpers/worker-process.ts';
 
 /**
@@ -34,39 +33,12 @@ interface ReceivedMail {
   content: string;
 }
 
-interface SmtpSink {
-  url: string;
-  mails: ReceivedMail[];
-  close(): Promise<void>;
-}
-
-/** A real SMTP server on loopback (no TLS, no AUTH) that keeps the envelope recipients and Message-ID of each mail. */
-async function startSmtpSink(): Promise<SmtpSink> {
-  const mails: ReceivedMail[] = [];
-  const server = new SMTPServer({
-    secure: false,
-    authOptional: true,
-    disabledCommands: ['AUTH', 'STARTTLS'],
-    logger: false,
-    onData(stream, session, cb) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        const mail = parseMime(Buffer.concat(chunks));
-        const pdf = createHash('sha256').update(onlyLeaf(mail, 'application/pdf').body).digest('hex');
-        const content = JSON.stringify([header(mail, 'subject'), onlyLeaf(mail, 'text/plain').body.toString('utf8'), pdf]);
-        const messageId = (header(mail, 'message-id') ?? '').replace(/^<|>$/g, '');
-        mails.push({ to: session.envelope.rcptTo.map((r) => r.address), messageId, content });
-        cb();
-      });
-    },
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const port = (server.server.address() as AddressInfo).port;
-  return { url: `smtp://127.0.0.1:${port}`, mails, close: () => new Promise((r) => server.close(() => r())) };
+/** A mail the SMTP sink accepted, as the comparisons read it. */
+function receivedMail(raw: Buffer, to: string[]): ReceivedMail {
+  const mail = parseMime(raw);
+  const pdf = createHash('sha256').update(onlyLeaf(mail, 'application/pdf').body).digest('hex');
+  const content = JSON.stringify([header(mail, 'subject'), onlyLeaf(mail, 'text/plain').body.toString('utf8'), pdf]);
+  return { to, messageId: (header(mail, 'message-id') ?? '').replace(/^<|>$/g, ''), content };
 }
 
 type Fault = 'taken' | 'mailed' | 'recording';
@@ -152,7 +124,7 @@ describe('dunning survives a killed workflows process', function () {
   const feeRows = (inv: Issued) =>
     testDb().db.sql<{ id: string; kind: string; amount_oere: number }[]>`
       SELECT id, kind, amount_oere FROM invoice_fees WHERE invoice_id = ${inv.invoiceId} ORDER BY created_at, id`;
-  const mailsTo = (inv: Issued) => smtp.mails.filter((m) => m.to.includes(inv.email));
+  const mailsTo = (inv: Issued) => smtp.received.map((raw, i) => receivedMail(raw, smtp.recipients[i]!)).filter((m) => m.to.includes(inv.email));
 
   /** Waits until the invoice's dunning has run: nothing due in the wake index, no reminder unfinished, no invocation open. */
   async function settled(inv: Issued): Promise<void> {

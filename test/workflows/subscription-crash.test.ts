@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import type { AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
 import { freePort } from '../../deploy/local/ports.ts';
 import { dueWakes } from '../../services/clock/wake-index.ts';
 import { createRestateWakeups } from '../../services/clock/wakeups.ts';
@@ -10,6 +8,7 @@ import { addDays } from '../../services/subscriptions/period-math.ts';
 import { call, createTestOrg, startTestApp, TEST_MASTER_KEY, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
 import { header, parseMime } from '../helpers/mime.ts';
 import { handOnLostWork, startTestRestate, type TestRestate } from '../helpers/restate.ts';
+import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.ts';
 import { startWorkerProcess, within } from '../helpers/worker-process.ts';
 
 /**
@@ -25,37 +24,6 @@ import { startWorkerProcess, within } from '../helpers/worker-process.ts';
  * periodStart), each issued on its own start date and mailed once, the number series without a gap, and the
  * subscription's next period after the last one.
  */
-
-interface SmtpSink {
-  url: string;
-  /** The Message-ID of each mail accepted, in order. */
-  messageIds: string[];
-  close(): Promise<void>;
-}
-
-async function startSmtpSink(): Promise<SmtpSink> {
-  const messageIds: string[] = [];
-  const server = new SMTPServer({
-    secure: false,
-    authOptional: true,
-    disabledCommands: ['AUTH', 'STARTTLS'],
-    logger: false,
-    onData(stream, _session, cb) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        messageIds.push((header(parseMime(Buffer.concat(chunks)), 'message-id') ?? '').replace(/^<|>$/g, ''));
-        cb();
-      });
-    },
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const port = (server.server.address() as AddressInfo).port;
-  return { url: `smtp://127.0.0.1:${port}`, messageIds, close: () => new Promise((r) => server.close(() => r())) };
-}
 
 type Fault = 'reserved' | 'issued' | 'next';
 
@@ -87,6 +55,9 @@ describe('a subscription schedule survives a killed workflows process', function
     await smtp?.close();
     await restate?.stop();
   });
+
+  /** The Message-ID of each mail the SMTP sink accepted, in order. */
+  const messageIds = () => smtp.received.map((raw) => (header(parseMime(raw), 'message-id') ?? '').replace(/^<|>$/g, ''));
 
   async function startWorker(port: number, fault?: Fault): Promise<Worker> {
     const w = await startWorkerProcess('test/workflows/fixtures/subscription-worker.ts', [process.env.TEST_DATABASE_URL!, TEST_MASTER_KEY.toString('hex'), restate.adminUrl, smtp.url, String(port)], { SUBSCRIPTION_FAULT: fault ?? '' }, workers);
@@ -202,7 +173,7 @@ describe('a subscription schedule survives a killed workflows process', function
     assert.equal(events.filter((e) => e.type === 'invoice.issued').length, PERIODS);
     // Each invoice mailed once (autoSend, the customer has an e-mail).
     assert.deepEqual(
-      rows.map((r) => smtp.messageIds.filter((m) => m.startsWith(`${r.id}.invoice@`)).length),
+      rows.map((r) => messageIds().filter((m) => m.startsWith(`${r.id}.invoice@`)).length),
       starts.map(() => 1),
     );
     const sub = (await call(t.app, 'GET', `/v1/subscriptions/${s.subscriptionId}`, { key: s.org.apiKey })).body.data;
