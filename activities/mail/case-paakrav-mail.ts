@@ -9,7 +9,7 @@ import Handlebars from 'handlebars';
 import type { CasePaakravView } from '../../services/cases/case-paakrav-document.ts';
 import { mailMessageId, type OutgoingMail } from '../../services/mail/mail-port.ts';
 import { formatOere } from '../../services/shared/money.ts';
-import { COLLECTION_FEE_OERE } from '../pdf/case-paakrav-template.ts';
+import { COLLECTION_FEE_OERE } from '../pdf/text-pieces.ts';
 
 type Lang = CasePaakravView['language'];
 

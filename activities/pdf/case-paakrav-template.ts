@@ -3,7 +3,7 @@ import Handlebars from 'handlebars';
 import type { CasePaakravView } from '../../services/cases/case-paakrav-document.ts';
 import { formatOere } from '../../services/shared/money.ts';
 import { addressLines, formatDate } from './invoice-template.ts';
-import type { TextPiece } from './reminder-template.ts';
+import { COLLECTION_FEE_OERE, keep, pieces, type TextPiece } from './text-pieces.ts';
 
 /**
  * A collection case's own demand letter (påkrav, Inkassoloven § 10; danish-rules.md 4) as self-contained HTML, Danish
@@ -14,22 +14,6 @@ import type { TextPiece } from './reminder-template.ts';
  */
 
 type Language = CasePaakravView['language'];
-
-const KEEP_OPEN = '\u0001';
-const KEEP_CLOSE = '\u0002';
-const keep = (s: string): string => `${KEEP_OPEN}${s}${KEEP_CLOSE}`;
-function pieces(sentence: string): TextPiece[] {
-  const out: TextPiece[] = [];
-  for (const part of sentence.split(KEEP_OPEN)) {
-    const [kept, rest] = part.includes(KEEP_CLOSE) ? part.split(KEEP_CLOSE) : [undefined, part];
-    if (kept) out.push({ text: kept, keep: true });
-    if (rest) out.push({ text: rest, keep: false });
-  }
-  return out;
-}
-
-/** The collection fee a hand-over adds (inkassogebyr, Renteloven § 9 b stk. 3). */
-export const COLLECTION_FEE_OERE = 10_000;
 
 const TEXTS = {
   da: {

@@ -3,6 +3,7 @@ import Handlebars from 'handlebars';
 import type { ReminderDocumentView } from '../../services/reminders/reminder-document.ts';
 import { formatOere } from '../../services/shared/money.ts';
 import { addressLines, formatDate } from './invoice-template.ts';
+import { COLLECTION_FEE_OERE, keep, pieces, type TextPiece } from './text-pieces.ts';
 import { logoDataUrl } from '../../services/branding/document-logo.ts';
 
 /**
@@ -13,26 +14,6 @@ import { logoDataUrl } from '../../services/branding/document-logo.ts';
  */
 
 type Language = ReminderDocumentView['language'];
-
-/** A piece of running text; `keep` pieces (dates, amounts, section references) never break across lines. */
-export type TextPiece = { text: string; keep: boolean };
-
-// Sentences are built with their unbreakable parts marked, then cut into pieces the template wraps in a span.
-const KEEP_OPEN = '\u0001';
-const KEEP_CLOSE = '\u0002';
-const keep = (s: string): string => `${KEEP_OPEN}${s}${KEEP_CLOSE}`;
-function pieces(sentence: string): TextPiece[] {
-  const out: TextPiece[] = [];
-  for (const part of sentence.split(KEEP_OPEN)) {
-    const [kept, rest] = part.includes(KEEP_CLOSE) ? part.split(KEEP_CLOSE) : [undefined, part];
-    if (kept) out.push({ text: kept, keep: true });
-    if (rest) out.push({ text: rest, keep: false });
-  }
-  return out;
-}
-
-/** The collection fee a hand-over adds (inkassogebyr, Renteloven § 9 b stk. 3). */
-const COLLECTION_FEE_OERE = 10_000;
 
 const TEXTS = {
   da: {
