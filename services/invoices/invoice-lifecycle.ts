@@ -1,5 +1,6 @@
 import type { PendingQuery, Row } from 'postgres';
 import type { Queryable } from '../shared/db.ts';
+import { defineLifecycle } from '../shared/lifecycle.ts';
 
 /**
  * The invoice lifecycle as data: the statuses an invoice row can hold, which of them are open, and every transition
@@ -62,16 +63,21 @@ export const INVOICE_TRANSITIONS = {
 
 export type InvoiceTransition = keyof typeof INVOICE_TRANSITIONS;
 
+/** The lifecycle in the kit's terms (services/shared/lifecycle.ts): the guarded UPDATE and the state lists. */
+export const INVOICE_LIFECYCLE = defineLifecycle({
+  name: 'invoice',
+  table: 'invoices',
+  column: 'status',
+  stateNoun: 'status',
+  states: INVOICE_STATUSES,
+  transitions: INVOICE_TRANSITIONS,
+});
+
 /**
  * A list of statuses as SQL text, `('issued', 'overdue', 'collections')`. Only ever built from this module's
  * constants, never from input, so it is safe to splice into a statement.
  */
-export function statusListSql(statuses: readonly InvoiceStatus[]): string {
-  for (const s of statuses) {
-    if (!(INVOICE_STATUSES as readonly string[]).includes(s)) throw new Error(`not an invoice status: ${s}`);
-  }
-  return `(${statuses.map((s) => `'${s}'`).join(', ')})`;
-}
+export const statusListSql = (statuses: readonly InvoiceStatus[]): string => INVOICE_LIFECYCLE.inList(statuses);
 
 const OPEN_STATUS_LIST = statusListSql(OPEN_STATUSES);
 const NOT_SETTLED_LIST = statusListSql([...UNISSUED_STATUSES, ...OPEN_STATUSES]);
@@ -91,10 +97,6 @@ export const openStatuses = (sql: Queryable): SqlFragment => sql.unsafe(OPEN_STA
  * ones, so the condition reads as what it excludes and follows the lists if a status is ever added.
  */
 export const notSettledStatuses = (sql: Queryable): SqlFragment => sql.unsafe(NOT_SETTLED_LIST);
-
-const FROM_LISTS = Object.fromEntries(
-  Object.entries(INVOICE_TRANSITIONS).map(([name, t]) => [name, statusListSql(t.from)]),
-) as Record<InvoiceTransition, string>;
 
 export interface TransitionedInvoice {
   status: InvoiceStatus;
@@ -118,13 +120,7 @@ export function transitionInvoice(
   transition: InvoiceTransition,
   opts: { set?: SqlFragment; refused: () => Error },
 ): Promise<TransitionedInvoice> {
-  const { to } = INVOICE_TRANSITIONS[transition];
-  const query = sql<TransitionedInvoice[]>`
-    UPDATE invoices SET status = ${to}, updated_at = now()${opts.set ? sql`, ${opts.set}` : sql``}
-    WHERE organization_id = ${organizationId} AND id = ${invoiceId} AND status IN ${sql.unsafe(FROM_LISTS[transition])}
-    RETURNING status, updated_at`.execute();
-  return query.then(([row]) => {
-    if (!row) throw opts.refused();
-    return row;
-  });
+  return INVOICE_LIFECYCLE.transition(sql, invoiceId, transition, { organizationId, set: opts.set, refused: opts.refused, returning: 'updated_at' }).then(
+    (r) => ({ status: r.to, updated_at: r.row.updated_at as Date }),
+  );
 }

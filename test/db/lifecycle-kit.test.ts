@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict';
+import { DomainError } from '../../services/shared/errors.ts';
+import { defineLifecycle, LIFECYCLES, TransitionRefused } from '../../services/shared/lifecycle.ts';
+import { testDb } from '../helpers/context.ts';
+
+/**
+ * The kit's guarded UPDATE against real PostgreSQL, on a table of the test's own (a temporary table, so one
+ * transaction holds it): the transition moves only from its from-states, refuses with one error otherwise, writes
+ * the extra columns and touches updated_at, keeps tenants apart, and reads the old state when asked.
+ */
+const DOOR = defineLifecycle({
+  name: 'door',
+  table: 'kit_doors',
+  column: 'state',
+  states: ['closed', 'open', 'locked'],
+  transitions: {
+    open: { from: ['closed'], to: 'open' },
+    close: { from: ['open'], to: 'closed' },
+    lock: { from: ['closed'], to: 'locked' },
+  },
+});
+// Not a table of the migrations: out of the registry the CHECK test walks.
+LIFECYCLES.splice(LIFECYCLES.indexOf(DOOR), 1);
+
+const ORG = '00000000-0000-4000-8000-000000000001';
+const OTHER = '00000000-0000-4000-8000-000000000002';
+const ID = '00000000-0000-4000-8000-0000000000aa';
+
+class Rollback extends Error {}
+
+async function withDoors(fn: (tx: Parameters<Parameters<ReturnType<typeof testDb>['db']['tx']>[0]>[0]) => Promise<void>): Promise<void> {
+  const { db } = testDb();
+  await db
+    .tx(async (tx) => {
+      await tx`CREATE TEMP TABLE kit_doors (organization_id uuid NOT NULL, id uuid NOT NULL, state text NOT NULL, painted text,
+                 updated_at timestamptz NOT NULL DEFAULT '2000-01-01') ON COMMIT DROP`;
+      await tx`INSERT INTO kit_doors (organization_id, id, state) VALUES (${ORG}, ${ID}, 'closed')`;
+      await fn(tx);
+      throw new Rollback();
+    })
+    .catch((err) => {
+      if (!(err instanceof Rollback)) throw err;
+    });
+}
+
+describe('lifecycle kit (guarded UPDATE on PostgreSQL)', () => {
+  it('moves a row from a from-state, writes the extra columns, touches updated_at and returns what was asked', async () => {
+    await withDoors(async (tx) => {
+      const r = await DOOR.transition(tx, ID, 'open', { organizationId: ORG, set: tx`painted = ${'red'}`, returning: 'painted, updated_at', readFrom: true });
+      assert.equal(r.from, 'closed');
+      assert.equal(r.to, 'open');
+      assert.equal(r.row.painted, 'red');
+      assert.ok((r.row.updated_at as Date).getFullYear() > 2000);
+      const [row] = await tx<{ state: string }[]>`SELECT state FROM kit_doors WHERE id = ${ID}`;
+      assert.equal(row!.state, 'open');
+    });
+  });
+
+  it('refuses a row in another state with TransitionRefused (422 invalid_transition) and changes nothing', async () => {
+    await withDoors(async (tx) => {
+      await assert.rejects(DOOR.transition(tx, ID, 'close', { organizationId: ORG }), (err: unknown) => {
+        assert.ok(err instanceof TransitionRefused && err instanceof DomainError);
+        assert.equal(err.code, 'invalid_transition');
+        assert.equal(err.status, 422);
+        return true;
+      });
+      const [row] = await tx<{ state: string; updated_at: Date }[]>`SELECT state, updated_at FROM kit_doors WHERE id = ${ID}`;
+      assert.equal(row!.state, 'closed');
+      assert.equal(row!.updated_at.getFullYear(), 2000);
+    });
+  });
+
+  it("refuses another organisation's row, and answers the use case's own error when it names one", async () => {
+    await withDoors(async (tx) => {
+      await assert.rejects(DOOR.transition(tx, ID, 'open', { organizationId: OTHER, refused: () => new DomainError('customer_not_found', 'no such door') }), /no such door/);
+      const [row] = await tx<{ state: string }[]>`SELECT state FROM kit_doors WHERE id = ${ID}`;
+      assert.equal(row!.state, 'closed');
+    });
+  });
+
+  it('answers can, target and assert from the table, and builds state lists only from its own states', () => {
+    assert.equal(DOOR.can('closed', 'lock'), true);
+    assert.equal(DOOR.can('open', 'lock'), false);
+    assert.equal(DOOR.target('closed', 'open'), 'open');
+    assert.equal(DOOR.target('locked', 'open'), undefined);
+    assert.throws(() => DOOR.assert('locked', 'open'), (err: unknown) => err instanceof TransitionRefused && /door is locked: open needs closed/.test(err.message));
+    assert.equal(DOOR.inList(['open', 'closed']), "('open', 'closed')");
+    assert.throws(() => DOOR.inList(["x') OR ('1" as 'open']), /not a door state/);
+    assert.equal(DOOR.isState('open'), true);
+    assert.equal(DOOR.isState('ajar'), false);
+  });
+
+  it('refuses a definition with a transition into an unknown state', () => {
+    assert.throws(
+      () => defineLifecycle({ name: 'bad', table: 'bad', column: 'state', states: ['a'], transitions: { go: { from: ['a'], to: 'b' as 'a' } } }),
+      /not a bad state: b/,
+    );
+  });
+});
