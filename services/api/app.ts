@@ -16,6 +16,7 @@ import { DomainError } from '../shared/errors.ts';
 import { redactRequestUrl, RouteWords, type RouteHint } from '../shared/log-redaction.ts';
 import { clientErrorHandler, findNul, frameworkErrorHandler, registerErrorHandling } from './plugins/errors.ts';
 import { registerJsonBody } from './plugins/json-body.ts';
+import { registerPathIdCheck } from './plugins/path-ids.ts';
 import { ApiKeyCache, createAuthenticate } from './plugins/auth.ts';
 import { createRateLimiter } from './plugins/rate-limit.ts';
 import { isMutating, requireIdempotencyKey } from './idempotency.ts';
@@ -142,6 +143,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorateRequest('idempotencyKey', undefined);
 
   registerJsonBody(app);
+  registerPathIdCheck(app);
 
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('Request-Id', req.id);
