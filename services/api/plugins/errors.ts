@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { ErrorObject } from 'ajv';
 import { DomainError, type ErrorDetail } from '../../shared/errors.ts';
 import { randomToken } from '../../shared/crypto.ts';
+import { loggableError, requestValues } from '../../shared/loggable-error.ts';
 
 export interface ErrorEnvelope {
   error: { code: string; message: string; details?: ErrorDetail[]; requestId: string };
@@ -100,11 +101,13 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (err instanceof SyntaxError || err.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
       return sendError(req, reply, new DomainError('invalid_json', 'The request body is not valid JSON.'));
     }
+    // Logged without the request's values: an error's message may quote them (docs/api-conventions.md, Logs).
+    const logged = loggableError(err, requestValues(req));
     if (err.name === 'DocumentIntegrityError') {
       // A stored document no longer matches its hash: never served, and an operator must look at it now.
-      req.log.fatal({ err, alert: 'document_integrity' }, 'ALERT: stored document failed its integrity check');
+      req.log.fatal({ err: logged, alert: 'document_integrity' }, 'ALERT: stored document failed its integrity check');
     } else {
-      req.log.error({ err }, 'unhandled error');
+      req.log.error({ err: logged }, 'unhandled error');
     }
     return sendError(req, reply, new DomainError('internal_error', 'Something went wrong on our side. The request id identifies it in our logs.'));
   });
