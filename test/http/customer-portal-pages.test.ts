@@ -487,6 +487,32 @@ describe('customer portal pages', function () {
       assert.match(res.body, /Log ud/);
     });
 
+    it('labels an invoice the header counts as overdue "Forfalden" / "Overdue", also before a reminder makes its status `overdue`', async () => {
+      const itemOf = (html: string, number: number) => new RegExp(`data-invoice-number="${number}"[\\s\\S]*?</li>`).exec(html)?.[0] ?? '';
+      const statusOf = (html: string, number: number) => /Status<\/dt><dd>([^<]*)</.exec(itemOf(html, number))?.[1];
+      // Issued late: due before today, so the balance counts it as overdue at once, while its status is `issued`.
+      const late = await created(apiCall('POST', '/v1/invoices?issue=true', {
+        body: { customerId, dueDate: '2020-01-02', lines: [{ description: 'Kringle', quantity: 1, unitPriceOere: 10_000, vatRateBps: 2500 }] },
+      })) as { id: string; number: number };
+      try {
+        assert.equal((await apiCall('GET', `/v1/invoices/${late.id}`)).body.data.status, 'issued');
+        const da = await page('GET', `/portal/${SUB}`, { cookie });
+        assert.match(da.body, /data-testid="overdue">125,00 kr\.</);
+        assert.equal(statusOf(da.body, late.number), 'Forfalden');
+        assert.equal(statusOf(da.body, ownInvoice.number), 'Åben');
+        const en = await page('GET', `/portal/${SUB}?lang=en`, { cookie });
+        assert.equal(statusOf(en.body, late.number), 'Overdue');
+        assert.equal(statusOf(en.body, ownInvoice.number), 'Open');
+        // A status the engines wrote is shown as the API has it.
+        await db.sql`UPDATE invoices SET status = 'collections' WHERE id = ${late.id}`;
+        assert.equal(statusOf((await page('GET', `/portal/${SUB}`, { cookie })).body, late.number), 'Til inkasso');
+      } finally {
+        // Credited in full, so that the balance the other tests see is as before.
+        await db.sql`UPDATE invoices SET status = 'issued' WHERE id = ${late.id}`;
+        await created(apiCall('POST', `/v1/invoices/${late.id}/credit`, { body: { reason: 'Testfaktura' } }));
+      }
+    });
+
     it('downloads the invoice\'s stored PDF; another customer\'s or organisation\'s invoice is 404', async () => {
       const pdf = await page('GET', `/portal/${SUB}/invoices/${ownInvoice.id}/pdf`, { cookie });
       assert.equal(pdf.statusCode, 200);

@@ -1,3 +1,4 @@
+import type { Invoice } from '../../../contracts/invoices.ts';
 import type { DocumentStore } from '../../documents/document-store.ts';
 import type { Queryable } from '../../shared/db.ts';
 import { findInvoiceRow, type InvoiceRow } from '../../invoices/invoice-queries.ts';
@@ -44,4 +45,16 @@ export async function portalPaymentUrl(
   const row = await sessionInvoice(sql, organizationId, session, invoiceId);
   if (!row || row.status === 'paid') return undefined;
   return (await getOrCreatePaymentLink(sql, organizationId, row.id, payBaseUrl)).url;
+}
+
+/**
+ * The status an invoice is labelled with on the debtor's page: the API's status (`issued`, `overdue`, `collections`,
+ * `paid`), except that an `issued` invoice the balance above it counts as overdue (a positive balance, due before
+ * the balance's today: docs/api-conventions.md, Customer balance) is labelled overdue too. The API's `overdue` is
+ * written only with the first reminder, days later; until then "Åben" under a header that counts the invoice as
+ * overdue told the debtor two things at once.
+ */
+export function portalInvoiceStatus(invoice: Pick<Invoice, 'status' | 'balanceOere' | 'dueDate'>, today: string): Invoice['status'] {
+  const pastDue = invoice.balanceOere > 0 && invoice.dueDate !== null && invoice.dueDate < today;
+  return invoice.status === 'issued' && pastDue ? 'overdue' : invoice.status;
 }

@@ -12,7 +12,7 @@ import { formatDate, pickLanguage, type Language } from '../texts.ts';
 import { changePortalSubscription, PORTAL_SUBSCRIPTION_ACTIONS, type PortalSubscriptionAction } from './change-portal-subscription.ts';
 import { findActivePortal, findPortalLogo, type Portal } from './find-portal.ts';
 import { loadPortalOverview, type CustomerOverview } from './load-portal-overview.ts';
-import { portalInvoicePdf, portalPaymentUrl } from './portal-invoice.ts';
+import { portalInvoicePdf, portalInvoiceStatus, portalPaymentUrl } from './portal-invoice.ts';
 import { ON_PORTAL_HOST, PORTAL_HOST_CONSTRAINT, portalHostConstraint, portalOfHostRequest, requestHost, type RequestHost } from './portal-host.ts';
 import { PORTAL_CSS, renderPortalPage, themeCss, type CustomerSection, type InvoiceItem, type PortalLayout } from './portal-pages.ts';
 import { endPortalSession, loadPortalSession, type PortalSession } from './portal-session.ts';
@@ -176,7 +176,7 @@ export function registerPortalRoutes(app: FastifyInstance, pay: PayContext, deps
       dueDate: inv.dueDate ? formatDate(inv.dueDate, lang) : t.noDueDate,
       total: formatOere(inv.grossOere, lang),
       balance: formatOere(inv.balanceOere, lang),
-      status: t.statusText[inv.status] ?? inv.status,
+      status: t.statusText[portalInvoiceStatus(inv, o.balance.asOf)] ?? inv.status,
       pdfHref: `${base}/invoices/${inv.id}/pdf`,
       pdfLabel: t.downloadPdf(inv.number!),
       payHref: inv.status !== 'paid' && inv.balanceOere > 0 ? `${base}/invoices/${inv.id}/pay` : null,
