@@ -2,7 +2,7 @@ import type { Subscription, SubscriptionListQuery } from '../../contracts/subscr
 import type { Keyring } from '../shared/crypto.ts';
 import type { Queryable } from '../shared/db.ts';
 import { decodeCursor, encodeCursor, page, type CursorScope } from '../shared/cursor.ts';
-import { subscriptionSelect, toSubscription, type SubscriptionRow } from './subscription-queries.ts';
+import { nextInvoiceDateSql, subscriptionSelect, toSubscription, type SubscriptionRow } from './subscription-queries.ts';
 
 /**
  * GET /v1/subscriptions: newest first, keyset on the time-ordered id within the organisation's own range of the
@@ -29,7 +29,7 @@ export async function listSubscriptions(
       ${q.status !== undefined ? sql`AND s.status = ${q.status}` : sql``}
       ${q.customerId !== undefined ? sql`AND s.customer_id = ${q.customerId}` : sql``}
       ${q.externalReference !== undefined ? sql`AND s.external_reference = ${q.externalReference}` : sql``}
-      ${q.nextInvoiceBefore !== undefined ? sql`AND s.next_invoice_date <= ${q.nextInvoiceBefore}` : sql``}
+      ${q.nextInvoiceBefore !== undefined ? sql`AND ${nextInvoiceDateSql(sql)} <= ${q.nextInvoiceBefore}` : sql``}
       ${after ? sql`AND s.id < ${after}` : sql``}
     ORDER BY s.id DESC
     LIMIT ${limit + 1}`;

@@ -3,6 +3,7 @@ import type { Subscription, SubscriptionLine, SubscriptionLineInput } from '../.
 import { WORK } from '../../contracts/workflows.ts';
 import { clearWake } from '../clock/wake-index.ts';
 import { recordEvent } from '../events/record-event.ts';
+import { UNISSUED_STATUSES } from '../invoices/invoice-lifecycle.ts';
 import { computeTotals, DEFAULT_VAT_RATE_BPS } from '../invoices/invoice-totals.ts';
 import type { Queryable } from '../shared/db.ts';
 import { notFound } from '../shared/errors.ts';
@@ -47,6 +48,8 @@ export interface SubscriptionRow {
   /** Whether any period has a run receipt (also one whose invoice is still being issued). */
   has_runs: boolean;
   latest_invoice: { id: string; number: number; issueDate: string; periodStart: string; periodEnd: string } | null;
+  /** Run receipts whose invoice is not issued yet (reserved, its PDF still being rendered), and the first one's period start. */
+  unissued_runs: { count: number; firstStart: string | null };
 }
 
 /** The select list of every subscription read, over the alias `s`. */
@@ -62,7 +65,21 @@ export const subscriptionSelect = (sql: Queryable) => sql`
                             'periodStart', r.period_start, 'periodEnd', r.period_end)
    FROM subscription_runs r JOIN invoices i ON i.organization_id = r.organization_id AND i.id = r.invoice_id
    WHERE r.organization_id = s.organization_id AND r.subscription_id = s.id AND i.status NOT IN ('draft', 'issuing')
-   ORDER BY r.period_start DESC LIMIT 1) AS latest_invoice`;
+   ORDER BY r.period_start DESC LIMIT 1) AS latest_invoice,
+  (SELECT json_build_object('count', count(*), 'firstStart', min(r.period_start))
+   FROM subscription_runs r JOIN invoices i ON i.organization_id = r.organization_id AND i.id = r.invoice_id
+   WHERE r.organization_id = s.organization_id AND r.subscription_id = s.id
+     AND i.status IN ${sql([...UNISSUED_STATUSES])}) AS unissued_runs`;
+
+/**
+ * The API's `nextInvoiceDate` over the alias `s`, for filters: the stored one, or, while a period's invoice is still
+ * being issued, that period's start (toSubscription says why).
+ */
+export const nextInvoiceDateSql = (sql: Queryable) => sql`
+  CASE WHEN s.next_invoice_date IS NULL THEN NULL ELSE coalesce(
+    (SELECT min(r.period_start) FROM subscription_runs r JOIN invoices i ON i.organization_id = r.organization_id AND i.id = r.invoice_id
+     WHERE r.organization_id = s.organization_id AND r.subscription_id = s.id AND i.status IN ${sql([...UNISSUED_STATUSES])}),
+    s.next_invoice_date) END`;
 
 /** The period schedule of a stored subscription. */
 export const scheduleOfRow = (r: Pick<SubscriptionRow, 'anchor_date' | 'anchor_period' | 'interval_unit' | 'interval_count' | 'end_date'>): PeriodSchedule => ({
@@ -105,9 +122,19 @@ export function linesWithAmounts(lines: StoredLine[]): { lines: SubscriptionLine
   };
 }
 
-/** The API shape. `today` is the organisation's business date (periodsBehind). */
+/**
+ * The API shape. `today` is the organisation's business date (periodsBehind).
+ *
+ * A period counts as invoiced only once its invoice is issued. The stored `next_period` moves on when a run reserves
+ * the period's invoice (run-period.ts: the period is taken then, so no second run makes another invoice for it), and
+ * the invoice is issued moments later, when its PDF is stored. In between, the period is still shown as not invoiced:
+ * it counts in `periodsBehind`, and `nextInvoiceDate` is its start, as `invoiceCount` and `latestInvoice` leave its
+ * invoice out until it is issued.
+ */
 export function toSubscription(r: SubscriptionRow, today: string): Subscription {
   const schedule = scheduleOfRow(r);
+  const active = r.status === 'active';
+  const unissued = active ? r.unissued_runs : { count: 0, firstStart: null };
   return {
     id: r.id,
     customerId: r.customer_id,
@@ -121,9 +148,9 @@ export function toSubscription(r: SubscriptionRow, today: string): Subscription 
     externalReference: r.external_reference,
     metadata: r.metadata,
     status: r.status,
-    nextInvoiceDate: r.next_invoice_date,
+    nextInvoiceDate: unissued.firstStart ?? r.next_invoice_date,
     invoiceCount: r.invoice_count,
-    periodsBehind: r.status === 'active' ? countPeriodsDue(schedule, r.next_period, today) : 0,
+    periodsBehind: active ? unissued.count + countPeriodsDue(schedule, r.next_period, today) : 0,
     latestInvoice: r.latest_invoice,
     createdAt: r.created_at.toISOString(),
     updatedAt: r.updated_at.toISOString(),

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { call, createTestOrg, newIdempotencyKey, startTestApp, testClock, testDb, type ApiResponse, type CallOptions, type TestApp, type TestOrg } from '../helpers/context.ts';
+import { call, createTestOrg, newIdempotencyKey, startTestApp, testClock, testDb, testRenderer, type ApiResponse, type CallOptions, type TestApp, type TestOrg } from '../helpers/context.ts';
 import { addDays } from '../../services/subscriptions/period-math.ts';
+import type { PdfRenderer } from '../../services/documents/pdf-renderer.ts';
 
 /** POST /v1/subscriptions/{id}/run: the next due period's invoice, one per period, under the lease. */
 describe('POST /v1/subscriptions/{id}/run', () => {
@@ -145,6 +146,60 @@ describe('POST /v1/subscriptions/{id}/run', () => {
     assert.equal(starts.length, 3);
     assert.deepEqual([...starts].sort(), starts);
     assert.equal(starts[0], addDays(today, -70));
+  });
+
+  it('a period counts as invoiced only once its invoice is issued: while its PDF renders it is still behind and next', async () => {
+    // An app whose renderer waits until told, so that the run is caught between reserving and issuing the invoice.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const gated: PdfRenderer = {
+      render: async (kind, view) => {
+        await gate;
+        return testRenderer().render(kind, view);
+      },
+      close: async () => {},
+    };
+    const slow = await startTestApp({ pdf: gated });
+    try {
+      const s = await create({ startDate: addDays(today, -7), interval: { unit: 'week', count: 1 } });
+      const read = async () => (await api('GET', `/v1/subscriptions/${s.id}`)).body.data;
+      const listed = async (before: string) =>
+        (await api('GET', `/v1/subscriptions?customerId=${customerId}&nextInvoiceBefore=${before}&limit=100`)).body.data.some((x: { id: string }) => x.id === s.id);
+      assert.deepEqual(await read().then((d) => [d.periodsBehind, d.nextInvoiceDate]), [2, addDays(today, -7)]);
+
+      const running = call(slow.app, 'POST', `/v1/subscriptions/${s.id}/run`, { key: org.apiKey });
+      // The period is reserved (its run receipt written, the invoice a locked draft with no number) ...
+      for (let i = 0; ; i++) {
+        const [row] = await sql()<{ status: string }[]>`
+          SELECT i.status FROM subscription_runs r JOIN invoices i ON i.id = r.invoice_id WHERE r.subscription_id = ${s.id}`;
+        if (row?.status === 'issuing') break;
+        assert.ok(i < 200, 'the run did not reserve its period');
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      // ... and not invoiced yet: still behind, still next, not counted.
+      const during = await read();
+      assert.equal(during.periodsBehind, 2);
+      assert.equal(during.nextInvoiceDate, addDays(today, -7));
+      assert.equal(during.invoiceCount, 0);
+      assert.equal(during.latestInvoice, null);
+      assert.equal(await listed(addDays(today, -7)), true);
+      const [draft] = (await api('GET', `/v1/subscriptions/${s.id}/invoices`)).body.data;
+      assert.equal(draft.status, 'draft');
+      assert.equal(draft.number, null);
+
+      release();
+      const res = await running;
+      assert.equal(res.status, 201, res.raw);
+      const after = await read();
+      assert.equal(after.periodsBehind, 1);
+      assert.equal(after.nextInvoiceDate, today);
+      assert.equal(after.invoiceCount, 1);
+      assert.equal(after.latestInvoice.id, res.body.data.id);
+      assert.equal(await listed(addDays(today, -7)), false);
+    } finally {
+      release();
+      await slow.close();
+    }
   });
 
   it('replays under its Idempotency-Key: the same invoice, no second run', async () => {
