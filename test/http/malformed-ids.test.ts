@@ -79,6 +79,20 @@ describe('malformed ids: every route answers a malformed id as it answers an unk
     assert.equal(res.body.error.code, 'subscription_not_found');
   });
 
+  it('a batch operation with a malformed invoice id answers as one with an unknown id', async () => {
+    const register = async (invoiceId: string) => {
+      const res = await call(t.app, 'POST', '/v1/batch', {
+        key: org.apiKey, body: { operations: [{ op: 'payment.register', params: { invoiceId, amountOere: 100, paymentDate: '2026-01-01' } }] },
+      });
+      assert.ok(res.status < 500, res.raw);
+      const [item] = res.body.data.results;
+      return { status: item.status, code: item.error?.code, message: item.error?.message };
+    };
+    const unknown = await register(uuidv7());
+    assert.equal(unknown.code, 'invoice_not_found');
+    for (const bad of MALFORMED) assert.deepEqual(await register(bad), unknown, bad.slice(0, 40));
+  });
+
   it('refuses at start a scoped route whose path parameter is neither an id (…Id) nor a known key', async () => {
     const app = Fastify();
     registerPathIdCheck(app);
