@@ -13,7 +13,7 @@ import type { Resolver } from '../webhooks/url-policy.ts';
 import type { DomainSettings } from '../domains/domain-settings.ts';
 import { trackingRoutes } from './routes/tracking.ts';
 import { DomainError } from '../shared/errors.ts';
-import { loggableError } from '../shared/loggable-error.ts';
+import { errSerializer } from '../shared/loggable-error.ts';
 import { redactRequestUrl, RouteWords, type RouteHint } from '../shared/log-redaction.ts';
 import { clientErrorHandler, findNul, frameworkErrorHandler, registerErrorHandling } from './plugins/errors.ts';
 import { registerJsonBody } from './plugins/json-body.ts';
@@ -119,9 +119,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         id: req.id,
       }),
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      // Every logged error without the data its message may quote (services/shared/loggable-error.ts); one the error
-      // handler has made loggable already passes as it is.
-      err: (err: unknown) => (err instanceof Error ? loggableError(err) : err) as { type: string; message: string; stack: string },
+      // Every logged error without the data its message may quote (services/shared/loggable-error.ts).
+      err: errSerializer,
     },
   };
   const app = Fastify({

@@ -3,6 +3,7 @@ import { randomBytesPooled } from '../shared/crypto.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Db } from '../shared/db.ts';
 import { DomainError } from '../shared/errors.ts';
+import { errSerializer } from '../shared/loggable-error.ts';
 import { redactRequestUrl, RouteWords, type QueryRules, type RouteHint } from '../shared/log-redaction.ts';
 import { normalizePaymentCode } from '../payments/payment-links.ts';
 import { checkoutStatus, loadPayView, startCheckout, type PayView } from '../payments/checkout.ts';
@@ -95,6 +96,8 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
           id: req.id,
         }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+        // Errors without the data their messages may quote, as in the API (services/shared/loggable-error.ts).
+        err: errSerializer,
       },
     },
     genReqId: () => `req_${randomBytesPooled(10).toString('hex')}`,

@@ -87,3 +87,9 @@ export function requestValues(req: { params?: unknown; query?: unknown; body?: u
   // Longest first, so that a value containing another is masked whole.
   return [...new Set(found)].sort((a, b) => b.length - a.length);
 }
+
+/**
+ * The `err` serializer of a service's logger: every logged error as loggableError shows it (without the request's
+ * values, which only the error handler has); one already made loggable passes as it is.
+ */
+export const errSerializer = (err: unknown) => (err instanceof Error ? loggableError(err) : err) as { type: string; message: string; stack: string };

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
 import { call, createTestOrg, startTestApp, type TestApp, type TestOrg } from '../helpers/context.ts';
 import type { AppDeps } from '../../services/api/app.ts';
-import { loggableError, requestValues } from '../../services/shared/loggable-error.ts';
+import { errSerializer, loggableError, requestValues } from '../../services/shared/loggable-error.ts';
 
 const EMAIL = 'kunde.fejl@privat-person.dk';
 const CPR = '010190-1234';
@@ -75,5 +75,9 @@ describe('error logs carry no request data', () => {
     // Codes and addresses of infrastructure faults stay: they say what went wrong.
     assert.equal(loggableError(Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:5432'), { code: 'ECONNREFUSED' })).message, 'connect ECONNREFUSED 10.0.0.1:5432');
     assert.deepEqual(requestValues({ params: { id: 'abc' }, query: { q: 'x' }, body: { a: [{ b: EMAIL }], n: 12345 } }), [EMAIL, '12345', 'abc', 'x']);
+    // The loggers' `err` serializer (the API's and the pay service's): an Error is made loggable, a loggable one kept.
+    assert.equal(errSerializer(new Error(`no mail to ${EMAIL}`)).message, 'no mail to [redacted]');
+    const made = loggableError(new Error(`no debtor ${CPR}`), [CPR]);
+    assert.equal(errSerializer(made), made);
   });
 });
