@@ -36,10 +36,11 @@ const isPostgresError = (err: Error): boolean => err.name === 'PostgresError' ||
 const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
 // Quoted text ("…", '…', `…`, «…»), e-mail addresses, and runs of digits that could be a CPR number (DDMMYY-SSSS), a
-// phone number or an account: what typically carries data in a message written around a value.
+// phone number or an account: what typically carries data in a message written around a value. Digits inside a
+// word (a UUID, a hash) are left alone: ids are logged anyway, and they say which row the fault was about.
 const QUOTED = /"[^"]*"|'[^']*'|`[^`]*`|«[^»]*»/g;
 const EMAIL = /[^\s@"'<>()]+@[^\s@"'<>()]+/g;
-const NUMBERS = /\d{6}-?\d{4}|\+?\d[\d ]{6,}\d/g;
+const NUMBERS = /(?<![\w-])(?:\d{6}-?\d{4}|\+?\d[\d ]{6,}\d)(?![\w-])/g;
 // Request values shorter than this are too common to mask (`1`, `da`) and would shred the message.
 const MIN_MASKED_LENGTH = 4;
 
@@ -54,7 +55,7 @@ export function loggableError(err: unknown, requestValues: readonly string[] = [
   const code = text((err as { code?: unknown }).code);
   if (isPostgresError(err)) {
     const pg = err as Error & PgFields;
-    const out: LoggableError = { type: err.name, message: `PostgreSQL error ${code ?? ''} in ${text(pg.routine) ?? 'an unknown routine'}`.replace('  ', ' ') };
+    const out: LoggableError = { type: err.name, message: `PostgreSQL error${code ? ` ${code}` : ''} in ${text(pg.routine) ?? 'an unknown routine'}` };
     if (code) out.code = code;
     const fields: [keyof LoggableError, unknown][] = [
       ['severity', pg.severity], ['routine', pg.routine], ['table', pg.table_name], ['column', pg.column_name],

@@ -72,7 +72,9 @@ describe('error logs carry no request data', () => {
   it('masks quoted text, e-mail addresses and CPR-like numbers even without the request at hand', () => {
     const logged = loggableError(new Error(`customer "Jens Hansen" <jens@example.dk> 0101901234 / ${CPR} refused`));
     assert.equal(logged.message, 'customer "[redacted]" <[redacted]> [redacted] / [redacted] refused');
-    // Codes and addresses of infrastructure faults stay: they say what went wrong.
+    // Ids, codes and addresses of infrastructure faults stay: they say what went wrong.
+    const id = '0190a8a0-1234-7000-8000-123456789012';
+    assert.equal(loggableError(new Error(`invoice ${id} points to a missing document`)).message, `invoice ${id} points to a missing document`);
     assert.equal(loggableError(Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:5432'), { code: 'ECONNREFUSED' })).message, 'connect ECONNREFUSED 10.0.0.1:5432');
     assert.deepEqual(requestValues({ params: { id: 'abc' }, query: { q: 'x' }, body: { a: [{ b: EMAIL }], n: 12345 } }), [EMAIL, '12345', 'abc', 'x']);
     // The loggers' `err` serializer (the API's and the pay service's): an Error is made loggable, a loggable one kept.
