@@ -604,6 +604,20 @@ describe('customer portal pages', function () {
         assert.equal((await page('POST', `/portal/${SUB}/subscriptions/${subscriptionId}/delete`, { cookie, form: { csrf } })).statusCode, 404);
       });
 
+      it('a malformed id in any of the portal\'s id paths is the same 404 as an unknown one, never reaching SQL', async () => {
+        const csrf = csrfOf((await page('GET', `/portal/${SUB}`, { cookie })).body)!;
+        const unknown = '00000000-0000-7000-8000-000000000000';
+        for (const id of [unknown, 'not-a-uuid', 'kunde@example.dk', '010101-1234', 'x'.repeat(2000), `${subscriptionId}x`]) {
+          const cancel = await page('POST', `/portal/${SUB}/subscriptions/${encodeURIComponent(id)}/cancel`, { cookie, form: { csrf } });
+          assert.equal(cancel.statusCode, 404, id.slice(0, 40));
+          for (const what of ['pdf', 'pay']) {
+            assert.equal((await page('GET', `/portal/${SUB}/invoices/${encodeURIComponent(id)}/${what}`, { cookie })).statusCode, 404, id.slice(0, 40));
+          }
+        }
+        assert.equal(await subscriptionStatus(subscriptionId), 'active');
+        assert.ok(!pay.logs().includes('"level":50'), 'an error was logged');
+      });
+
       it('without self-service: no subscription section, and the actions are refused', async () => {
         await setPortal({ active: true, selfService: false });
         try {
