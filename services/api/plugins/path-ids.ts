@@ -7,8 +7,8 @@ import { isUuid } from '../../shared/ids.ts';
  */
 export const NO_SUCH_ID = '00000000-0000-0000-0000-000000000000';
 
-/** Path parameters of the API's routes that are not resource ids (a flow's key, a version number, a token). */
-const NOT_IDS = new Set(['flowKey', 'version', 'token']);
+/** Path parameters of the API's authenticated routes that are not resource ids: a reminder flow's key and version. */
+const NOT_IDS = new Set(['flowKey', 'version']);
 
 /** A path parameter is an id when its name says so (`invoiceId`, `userId`, …). */
 const isIdParam = (name: string): boolean => name.endsWith('Id');
