@@ -25,4 +25,4 @@ export function pieces(sentence: string): TextPiece[] {
 }
 
 /** The collection fee a hand-over adds (inkassogebyr, Renteloven § 9 b stk. 3), named in every collection warning. */
-export const COLLECTION_FEE_OERE = 10_000;
+export { COLLECTION_FEE_OERE } from '../../services/law/danish-law.ts';

@@ -1,6 +1,6 @@
 import type { Keyring } from '../shared/crypto.ts';
 import type { Queryable } from '../shared/db.ts';
-import { addDays } from '../shared/clock.ts';
+import { paakravDeadline } from '../law/danish-law.ts';
 import { isUuid } from '../shared/ids.ts';
 import type { InvoiceDocumentView } from '../invoices/invoice-document.ts';
 import { loadBuyer, loadSeller, printedSeller } from '../invoices/document-parties.ts';
@@ -157,7 +157,7 @@ export async function loadCasePaakravView(
   const c = await readCaseRow(sql, organizationId, caseId);
   if (!c) return undefined;
   const creditor = printedSeller(await loadSeller(sql, organizationId));
-  const base = { kind: 'casePaakrav' as const, caseId, caseNumber: c.case_number, externalReference: c.external_reference, sentOn, deadline: addDays(sentOn, 10), creditor };
+  const base = { kind: 'casePaakrav' as const, caseId, caseNumber: c.case_number, externalReference: c.external_reference, sentOn, deadline: paakravDeadline(sentOn), creditor };
 
   if (c.invoice_id) {
     const inv = await readInvoiceClaim(sql, organizationId, c.invoice_id);

@@ -4,7 +4,8 @@ import { scheduleWake } from '../clock/wake-index.ts';
 import { recordEvent } from '../events/record-event.ts';
 import { isIssued, transitionInvoice } from '../invoices/invoice-lifecycle.ts';
 import { recordTimeline } from '../invoices/record-timeline.ts';
-import { isTimeBarred, planReminderCount } from '../reminders/reminder-policy.ts';
+import { isTimeBarred, LIMITATION_YEARS } from '../law/danish-law.ts';
+import { planReminderCount } from '../reminders/reminder-policy.ts';
 import { loadDunningContext, lockCustomerDunning, scheduleDunning, type DunningContext } from '../reminders/take-reminder-step.ts';
 import type { Queryable } from '../shared/db.ts';
 import { DomainError, notFound } from '../shared/errors.ts';
@@ -46,7 +47,7 @@ export function collectRefusal(ctx: DunningContext): DomainError | undefined {
     );
   }
   if (isTimeBarred(inv.due_date, ctx.today)) {
-    return new DomainError('claim_time_barred', 'The claim is time-barred: its due date is 3 years or more before today.');
+    return new DomainError('claim_time_barred', `The claim is time-barred: its due date is ${LIMITATION_YEARS} years or more before today.`);
   }
   return undefined;
 }

@@ -7,7 +7,7 @@ import { DomainError, type ErrorDetail } from '../shared/errors.ts';
 import { uuidv7 } from '../shared/ids.ts';
 import { canonicalJson } from '../api/idempotency.ts';
 import { recordEvent } from '../events/record-event.ts';
-import { isTimeBarred } from '../reminders/reminder-policy.ts';
+import { isTimeBarred, LIMITATION_YEARS } from '../law/danish-law.ts';
 import { caseStatusOf, INITIAL_CASE_STATE } from './case-lifecycle.ts';
 import { findCaseStatusRow, toCaseStatus } from './case-queries.ts';
 
@@ -34,7 +34,7 @@ export function assertClaimsCollectable(input: CaseCreate, today: string): void 
   const refusals = input.fordringer.map((claim, i) => {
     const path = `/fordringer/${i}/forfaldsdato`;
     if (isTimeBarred(claim.forfaldsdato, today)) {
-      return { code: 'claim_time_barred' as const, detail: { path, message: `is 3 years or more before today (${today}): the claim is time-barred` } };
+      return { code: 'claim_time_barred' as const, detail: { path, message: `is ${LIMITATION_YEARS} years or more before today (${today}): the claim is time-barred` } };
     }
     if (claim.forfaldsdato >= today) {
       return { code: 'invoice_not_due' as const, detail: { path, message: `is not before today (${today}): the claim is not due yet` } };
@@ -45,7 +45,7 @@ export function assertClaimsCollectable(input: CaseCreate, today: string): void 
   if (!first) return;
   const details: ErrorDetail[] = refusals.filter((r) => r?.code === first.code).map((r) => r!.detail);
   throw first.code === 'claim_time_barred'
-    ? new DomainError('claim_time_barred', 'A claim is time-barred: its due date is 3 years or more before today.', { details })
+    ? new DomainError('claim_time_barred', `A claim is time-barred: its due date is ${LIMITATION_YEARS} years or more before today.`, { details })
     : new DomainError('invoice_not_due', 'A claim is not due yet: its due date is today or later.', { details });
 }
 

@@ -1,7 +1,7 @@
 import { WORK } from '../../contracts/workflows.ts';
 import { clearWake, scheduleWake } from '../clock/wake-index.ts';
 import { recordEvent } from '../events/record-event.ts';
-import { addDays } from '../shared/clock.ts';
+import { handOverDay, paakravDeadline } from '../law/danish-law.ts';
 import type { Db, Queryable } from '../shared/db.ts';
 import { isUuid } from '../shared/ids.ts';
 import { isCaseClosed, OPEN_CASE_STATES, type CaseState } from './case-lifecycle.ts';
@@ -32,10 +32,6 @@ export type CaseStep =
   | { kind: 'send_paakrav'; sentOn: string }
   /** The hand-over day has come. */
   | { kind: 'hand_over'; handedOverOn: string };
-
-/** Days from the påkrav to its deadline (Inkassoloven § 10), and to the hand-over (the day after the deadline). */
-export const PAAKRAV_DEADLINE_DAYS = 10;
-export const HAND_OVER_AFTER_DAYS = PAAKRAV_DEADLINE_DAYS + 1;
 
 /** Lists the case's lifecycle as due at the start of `date` (business time, Europe/Copenhagen), or ends it. */
 export async function scheduleCase(sql: Queryable, organizationId: string, caseId: string, date: string | null): Promise<void> {
@@ -68,7 +64,7 @@ export async function takeDueCaseStep(db: Db, organizationId: string, caseId: st
       return { kind: 'paakrav_recorded', sentOn: demandLetter.sentOn };
     }
     // PAAKRAV_SENDT: the hand-over day, never earlier.
-    const handOverOn = addDays(c.paakrav_sent_on!, HAND_OVER_AFTER_DAYS);
+    const handOverOn = handOverDay(c.paakrav_sent_on!);
     if (today < handOverOn) {
       await scheduleCase(tx, organizationId, caseId, handOverOn);
       return { kind: 'wait', date: handOverOn };
@@ -87,12 +83,12 @@ async function lastReminderAsPaakrav(sql: Queryable, organizationId: string, inv
 }
 
 async function commitPaakrav(tx: Queryable, organizationId: string, caseId: string, sentOn: string): Promise<void> {
-  const frist = addDays(sentOn, PAAKRAV_DEADLINE_DAYS);
+  const frist = paakravDeadline(sentOn);
   await transitionCase(tx, organizationId, caseId, 'sendPaakrav', {
     set: tx`paakrav_sent_on = ${sentOn}::date, paakrav_frist = ${frist}::date`,
     refused: () => new Error(`case ${caseId} is not in OPRETTET`),
   });
-  await scheduleCase(tx, organizationId, caseId, addDays(sentOn, HAND_OVER_AFTER_DAYS));
+  await scheduleCase(tx, organizationId, caseId, handOverDay(sentOn));
 }
 
 /**

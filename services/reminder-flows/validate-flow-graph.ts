@@ -1,4 +1,5 @@
 import type { ReminderFlowGraph, ReminderFlowStep } from '../../contracts/reminder-flows.ts';
+import { HAND_OVER_AFTER_DAYS, MAX_NUMBERED_REMINDERS, STATUTORY_FEE_OERE } from '../law/danish-law.ts';
 import { DomainError, type ErrorDetail } from '../shared/errors.ts';
 
 /**
@@ -21,9 +22,9 @@ const CUSTOMER_TYPES = ['person', 'company'] as const;
 const STEP_KEYS = new Set(['id', 'action', 'daysAfterDue', 'fee', 'channel', 'when']);
 const WHEN_KEYS = new Set(['customerType']);
 export const MAX_STEPS = 10;
-export const MAX_REMINDERS = 3;
-/** Collections come at least this many days after the last reminder step (the demand letter's 10 days, then one). */
-export const COLLECTIONS_GAP_DAYS = 11;
+export const MAX_REMINDERS = MAX_NUMBERED_REMINDERS;
+/** Collections come at least this many days after the last reminder step: the demand letter's deadline, then one. */
+export const COLLECTIONS_GAP_DAYS = HAND_OVER_AFTER_DAYS;
 
 type Action = (typeof ACTIONS)[number];
 type CustomerType = (typeof CUSTOMER_TYPES)[number];
@@ -168,7 +169,7 @@ function parseStep(raw: unknown, at: string, index: number, add: (path: string, 
 
   if (raw.fee !== undefined) {
     if (step.action !== undefined && step.action !== 'reminder') add(`${at}/fee`, `is allowed on reminder steps only, not on ${step.action}`);
-    else if (raw.fee !== 'statutory' && !isIntIn(raw.fee, 0, 10000)) add(`${at}/fee`, 'must be "statutory" or a whole number of øre from 0 to 10000');
+    else if (raw.fee !== 'statutory' && !isIntIn(raw.fee, 0, STATUTORY_FEE_OERE)) add(`${at}/fee`, `must be "statutory" or a whole number of øre from 0 to ${STATUTORY_FEE_OERE}`);
   }
 
   if (raw.channel !== undefined && !(CHANNELS as readonly unknown[]).includes(raw.channel)) add(`${at}/channel`, `must be one of ${CHANNELS.join(', ')}`);

@@ -1,3 +1,14 @@
+import {
+  FEE_REMINDERS_PER_ARREARS,
+  FEE_REMINDERS_PER_INVOICE,
+  handOverDay,
+  isTimeBarred,
+  MAX_NUMBERED_REMINDERS,
+  nextFeeAllowedOn,
+  paakravDeadline,
+  STATUTORY_FEE_OERE,
+  timeBarredOn,
+} from '../law/danish-law.ts';
 import { addDays } from '../shared/clock.ts';
 
 /**
@@ -14,14 +25,6 @@ import { addDays } from '../shared/clock.ts';
  * Dates are 'YYYY-MM-DD' business dates (Europe/Copenhagen).
  */
 
-export const FEE_REMINDERS_PER_INVOICE = 3;
-export const FEE_REMINDERS_PER_ARREARS = 3;
-/** Renteloven § 9 b stk. 2: at least 10 days between fee-bearing reminders; a reminder sent sooner is free. */
-export const FEE_INTERVAL_DAYS = 10;
-/** A reminder's new payment deadline, and the demand letter's (Inkassoloven § 10: at least 10 days). */
-export const DEADLINE_DAYS = 10;
-/** Numbered reminders per invoice, ever (spec 3.4), whatever the plan says. */
-export const MAX_NUMBERED_REMINDERS = 3;
 /** Limitation warnings, days before the claim is time-barred. */
 export const LIMITATION_WARNING_DAYS = [90, 30] as const;
 export type LimitationWarning = (typeof LIMITATION_WARNING_DAYS)[number];
@@ -40,9 +43,6 @@ export interface ReminderPlanSettings {
   /** A letter when the customer has no e-mail address (otherwise e-mail only). */
   letterFallback?: boolean;
 }
-
-/** The most a reminder may cost (Renteloven § 9 b): 100 kr. A step's `'statutory'` fee is this. */
-export const STATUTORY_FEE_OERE = 10_000;
 
 export type PlanFee = number | 'statutory';
 export type PlanChannel = 'email' | 'letter' | 'email_or_letter';
@@ -168,15 +168,6 @@ export type PlannedStep =
   /** autoCollections: the hand-over to debt collection (as POST …/collect), the day after the demand letter's deadline. */
   | { kind: 'collect'; date: string };
 
-/** The day a claim due on `dueDate` is time-barred (Forældelsesloven § 3: 3 years; 29 Feb → 28 Feb, the earlier). */
-export function timeBarredOn(dueDate: string): string {
-  const [y, m, d] = dueDate.split('-').map(Number) as [number, number, number];
-  const lastDay = new Date(Date.UTC(y + 3, m, 0)).getUTCDate();
-  return `${String(y + 3).padStart(4, '0')}-${String(m).padStart(2, '0')}-${String(Math.min(d, lastDay)).padStart(2, '0')}`;
-}
-
-export const isTimeBarred = (dueDate: string, on: string): boolean => on >= timeBarredOn(dueDate);
-
 const lastFeeBearing = (taken: readonly TakenReminder[]): TakenReminder | undefined => taken.filter((t) => t.feeOere > 0).at(-1);
 const maxDate = (a: string, b: string): string => (a > b ? a : b);
 
@@ -192,12 +183,12 @@ export function nextReminder(facts: Pick<DunningFacts, 'dueDate' | 'taken' | 'st
   const planned = addDays(facts.dueDate, step.daysAfterDue);
   // § 9 b floor: never sooner than 10 days after this invoice's previous fee-bearing reminder.
   const previousFee = lastFeeBearing(facts.taken);
-  let date = previousFee ? maxDate(planned, addDays(previousFee.sentOn, FEE_INTERVAL_DAYS)) : planned;
+  let date = previousFee ? maxDate(planned, nextFeeAllowedOn(previousFee.sentOn)) : planned;
   // A plan that began after this date (issued late) takes the reminder on its first day, and after the previous
-  // reminder's deadline: reminders the clamp would gather on one day come DEADLINE_DAYS apart instead.
+  // reminder's deadline: reminders the clamp would gather on one day come a deadline apart instead.
   if (facts.startedOn !== undefined && date < facts.startedOn) {
     const previous = facts.taken.at(-1);
-    date = previous ? maxDate(facts.startedOn, addDays(previous.sentOn, DEADLINE_DAYS)) : facts.startedOn;
+    date = previous ? maxDate(facts.startedOn, paakravDeadline(previous.sentOn)) : facts.startedOn;
   }
   return { kind: 'reminder', reminderNumber: n, date, demandLetter: n === count };
 }
@@ -224,7 +215,7 @@ function nextCollect(facts: Pick<DunningFacts, 'dueDate' | 'taken' | 'startedOn'
   if (numbered.length < planReminderCount(plan)) return null;
   let date = addDays(facts.dueDate, step.daysAfterDue);
   const demandLetter = numbered.at(-1);
-  if (demandLetter) date = maxDate(date, addDays(demandLetter.sentOn, DEADLINE_DAYS + 1));
+  if (demandLetter) date = maxDate(date, handOverDay(demandLetter.sentOn));
   if (facts.startedOn !== undefined) date = maxDate(date, facts.startedOn);
   return isTimeBarred(facts.dueDate, date) ? null : { kind: 'collect', date };
 }
@@ -286,7 +277,7 @@ export function decideFee(facts: FeeFacts, on: string): FeeDecision {
   if (feeBearing.length >= FEE_REMINDERS_PER_INVOICE) return { feeOere: 0, reason: 'invoice_cap' };
   if (facts.arrearsFeeReminders >= FEE_REMINDERS_PER_ARREARS) return { feeOere: 0, reason: 'arrears_cap' };
   const previous = feeBearing.at(-1);
-  if (previous && on < addDays(previous.sentOn, FEE_INTERVAL_DAYS)) return { feeOere: 0, reason: 'too_soon' };
+  if (previous && on < nextFeeAllowedOn(previous.sentOn)) return { feeOere: 0, reason: 'too_soon' };
   return { feeOere: facts.effectiveFeeOere, reason: 'charged' };
 }
 

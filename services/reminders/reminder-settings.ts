@@ -1,3 +1,4 @@
+import { STATUTORY_FEE_OERE } from '../law/danish-law.ts';
 import type { Queryable } from '../shared/db.ts';
 
 /**
@@ -15,9 +16,6 @@ export interface ReminderSettings {
   letterFallback: boolean;
 }
 
-/** The most a reminder may cost (Renteloven § 9 b): 100 kr. A null `feeOere` means this. */
-export const STATUTORY_FEE_CAP_OERE = 10_000;
-
 /** An organisation without a row in reminder_settings has these (frozen: take a copy to change one). */
 export const DEFAULT_REMINDER_SETTINGS: ReminderSettings = Object.freeze({
   maxReminders: 3,
@@ -33,8 +31,8 @@ export const DEFAULT_REMINDER_SETTINGS: ReminderSettings = Object.freeze({
   letterFallback: false,
 });
 
-/** The fee a fee-bearing reminder carries: the organisation's own, or the statutory cap. */
-export const effectiveFee = (s: ReminderSettings): number => s.feeOere ?? STATUTORY_FEE_CAP_OERE;
+/** The fee a fee-bearing reminder carries: the organisation's own, or the statutory cap (a null `feeOere`). */
+export const effectiveFee = (s: ReminderSettings): number => s.feeOere ?? STATUTORY_FEE_OERE;
 
 interface ReminderSettingsRow {
   max_reminders: number;

@@ -2,7 +2,8 @@ import type { ReminderSent } from '../../contracts/reminder-history.ts';
 import type { Queryable } from '../shared/db.ts';
 import { DomainError, notFound } from '../shared/errors.ts';
 import { isIssued } from '../invoices/invoice-lifecycle.ts';
-import { MAX_NUMBERED_REMINDERS, planReminderCount, stepRule } from './reminder-policy.ts';
+import { MAX_NUMBERED_REMINDERS } from '../law/danish-law.ts';
+import { planReminderCount, stepRule } from './reminder-policy.ts';
 import { chooseChannel, loadDunningContext, lockCustomerDunning, scheduleDunning, takeReminder } from './take-reminder-step.ts';
 
 /**

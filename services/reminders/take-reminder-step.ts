@@ -5,14 +5,12 @@ import { recordEvent } from '../events/record-event.ts';
 import { transitionInvoice } from '../invoices/invoice-lifecycle.ts';
 import { findInvoiceRow, type InvoiceRow } from '../invoices/invoice-queries.ts';
 import { recordTimeline } from '../invoices/record-timeline.ts';
-import { addDays } from '../shared/clock.ts';
+import { paakravDeadline, timeBarredOn } from '../law/danish-law.ts';
 import type { Queryable } from '../shared/db.ts';
 import { isUuid, uuidv7 } from '../shared/ids.ts';
 import {
   arrearsStart,
   decideFee,
-  DEADLINE_DAYS,
-  timeBarredOn,
   type DunningFacts,
   type CustomerType,
   type GraphStep,
@@ -211,7 +209,7 @@ export async function takeReminder(
                            failure_code, demand_letter, source, sent_on, sent_at, deadline, delivery, logo_sha256)
     VALUES (${id}, ${org}, ${invoice.id}, ${invoice.customer_id}, ${step.type}, ${step.reminderNumber}, ${fee}, ${feeId},
             ${channel.channel}, ${status}, ${channel.channel === null ? channel.failureCode : null}, ${step.demandLetter},
-            ${step.source}, ${step.sentOn}::date, ${sentAt}, ${addDays(step.sentOn, DEADLINE_DAYS)}::date,
+            ${step.source}, ${step.sentOn}::date, ${sentAt}, ${paakravDeadline(step.sentOn)}::date,
             ${channel.channel === null ? 'none' : 'pending'}, ${lightLogoNow(sql, org)})`;
   await recordTimeline(sql, org, invoice.id, 'reminder', {
     reminderId: id,

@@ -12,7 +12,7 @@ import {
   type TestOrg,
 } from '../helpers/context.ts';
 import { addDays } from '../../services/shared/clock.ts';
-import { timeBarredOn } from '../../services/reminders/reminder-policy.ts';
+import { timeBarredOn } from '../../services/law/danish-law.ts';
 import { TEST_MASTER_KEY } from '../helpers/context.ts';
 import { createKeyring } from '../../services/shared/crypto.ts';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { timeBarredOn } from '../../services/reminders/reminder-policy.ts';
+import { timeBarredOn } from '../../services/law/danish-law.ts';
 import { addDays } from '../../services/shared/clock.ts';
 import { call, testDb } from '../helpers/context.ts';
 import { startScenario, type Invoice, type Scenario } from '../helpers/scenario.ts';

@@ -4,12 +4,12 @@ import {
   decideFee,
   nextReminderStep,
   nextStep,
-  timeBarredOn,
   type DunningFacts,
   type FeeFacts,
   type ReminderPlanSettings,
   type TakenReminder,
 } from '../../services/reminders/reminder-policy.ts';
+import { timeBarredOn } from '../../services/law/danish-law.ts';
 
 /** The dunning engine's decisions from tables, against danish-rules.md items 1–6 and the reminder decisions. */
 

@@ -1,0 +1,99 @@
+import { addDays } from '../shared/clock.ts';
+
+/**
+ * The Danish statutes the product applies, each number and predicate written once, with the provision it comes from
+ * (docs/reminders.md, "The law"). Every module that charges a fee, dates a deadline, refuses a time-barred claim or
+ * checks an invoice's seller details imports it from here; a SQL statement that needs one takes it as a parameter.
+ *
+ * Dates are 'YYYY-MM-DD' business dates (Europe/Copenhagen).
+ */
+
+// ---------------------------------------------------------------------------------------------------------------
+// Renteloven § 9 b: reminder fees.
+
+/** § 9 b stk. 1: a reminder may cost at most 100 kr. A plan's `'statutory'` fee, and the settings' `feeOere: null`. */
+export const STATUTORY_FEE_OERE = 10_000;
+
+/** § 9 b stk. 2: fees may be charged for at most three reminders on the same claim (a fourth is free). */
+export const FEE_REMINDERS_PER_INVOICE = 3;
+
+/**
+ * Numbered reminders per invoice, ever, whatever a plan or a manual request says: no more than § 9 b stk. 2 allows
+ * fees for (the last of them is the påkrav). The reminder settings and a reminder flow hold at most this many.
+ */
+export const MAX_NUMBERED_REMINDERS = FEE_REMINDERS_PER_INVOICE;
+
+/**
+ * § 9 b stk. 2, read per debtor: at most three fee-bearing reminders in one continuous arrears of the customer,
+ * counted across their invoices (docs/reminders.md).
+ */
+export const FEE_REMINDERS_PER_ARREARS = 3;
+
+/** § 9 b stk. 2: at least 10 days between fee-bearing reminders; a reminder sent sooner is free. */
+export const FEE_INTERVAL_DAYS = 10;
+
+/** The first day a further fee-bearing reminder may be sent after one sent on `sentOn` (§ 9 b stk. 2). */
+export const nextFeeAllowedOn = (sentOn: string): string => addDays(sentOn, FEE_INTERVAL_DAYS);
+
+/**
+ * § 9 b stk. 3: the collection fee (inkassogebyr, 100 kr) a hand-over to debt collection adds, which every demand
+ * letter warns of.
+ */
+export const COLLECTION_FEE_OERE = 10_000;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Inkassoloven § 10: the demand for payment (påkrav) before debt collection.
+
+/**
+ * § 10 stk. 1: the påkrav gives the debtor at least 10 days to pay. Every reminder carries the same deadline, since
+ * the plan's last reminder is the påkrav (docs/reminders.md).
+ */
+export const PAAKRAV_DEADLINE_DAYS = 10;
+
+/** § 10: the hand-over to debt collection comes the day after the deadline has fully run (påkrav date + 11). */
+export const HAND_OVER_AFTER_DAYS = PAAKRAV_DEADLINE_DAYS + 1;
+
+/** The payment deadline of a påkrav, or of any reminder, sent on `sentOn`. */
+export const paakravDeadline = (sentOn: string): string => addDays(sentOn, PAAKRAV_DEADLINE_DAYS);
+
+/** The first day a claim whose påkrav was sent on `sentOn` may be handed to debt collection. */
+export const handOverDay = (sentOn: string): string => addDays(sentOn, HAND_OVER_AFTER_DAYS);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Forældelsesloven § 3: the limitation period.
+
+/** § 3 stk. 1: a claim is time-barred 3 years after its due date. */
+export const LIMITATION_YEARS = 3;
+
+/** The day a claim due on `dueDate` is time-barred (§ 3: 3 years; 29 February → 28 February, the earlier day). */
+export function timeBarredOn(dueDate: string): string {
+  const [y, m, d] = dueDate.split('-').map(Number) as [number, number, number];
+  const year = y + LIMITATION_YEARS;
+  const lastDay = new Date(Date.UTC(year, m, 0)).getUTCDate();
+  return `${String(year).padStart(4, '0')}-${String(m).padStart(2, '0')}-${String(Math.min(d, lastDay)).padStart(2, '0')}`;
+}
+
+/** Whether a claim due on `dueDate` is time-barred on `on`: no fee, no collection. */
+export const isTimeBarred = (dueDate: string, on: string): boolean => on >= timeBarredOn(dueDate);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Momsbekendtgørelsen § 58: what an invoice must show of its seller.
+
+/** The seller's details as an invoice or credit note carries them. */
+export interface SellerDetails {
+  name: string | null;
+  street: string | null;
+  postalCode: string | null;
+  city: string | null;
+  cvr: string | null;
+}
+
+/**
+ * § 58 stk. 1: an invoice, and a credit note likewise, shows the seller's name, address and CVR number; in the order
+ * a refusal reports them.
+ */
+export const REQUIRED_SELLER_DETAILS = ['name', 'street', 'postalCode', 'city', 'cvr'] as const satisfies readonly (keyof SellerDetails)[];
+
+/** The § 58 details the seller lacks (blank counts as missing), in `REQUIRED_SELLER_DETAILS` order. */
+export const missingSellerDetails = (seller: SellerDetails): (keyof SellerDetails)[] =>
+  REQUIRED_SELLER_DETAILS.filter((field) => !seller[field]?.trim());
