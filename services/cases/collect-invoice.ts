@@ -2,6 +2,7 @@ import type { CaseStatusView } from '../../contracts/cases.ts';
 import { WORK } from '../../contracts/workflows.ts';
 import { scheduleWake } from '../clock/wake-index.ts';
 import { recordEvent } from '../events/record-event.ts';
+import { rowBalanceOere } from '../invoices/invoice-balance.ts';
 import { isIssued, transitionInvoice } from '../invoices/invoice-lifecycle.ts';
 import { recordTimeline } from '../invoices/record-timeline.ts';
 import { isTimeBarred, LIMITATION_YEARS } from '../law/danish-law.ts';
@@ -26,8 +27,7 @@ export interface CollectedInvoice {
 export function collectRefusal(ctx: DunningContext): DomainError | undefined {
   const inv = ctx.invoice;
   if (!isIssued(inv.status)) return new DomainError('invoice_not_issued', 'Only an issued invoice can be handed over to debt collection.');
-  const balance = inv.gross_oere + inv.reminder_fee_oere - inv.paid_oere - inv.credited_oere;
-  if (inv.type !== 'invoice' || balance <= 0 || inv.status === 'paid') {
+  if (inv.type !== 'invoice' || rowBalanceOere(inv) <= 0 || inv.status === 'paid') {
     return new DomainError('invoice_already_paid', 'The invoice has nothing left to pay.');
   }
   if (inv.due_date === null || inv.due_date >= ctx.today) {
@@ -89,7 +89,7 @@ export async function collectInvoice(sql: Queryable, organizationId: string, inv
   await transitionInvoice(sql, organizationId, inv.id, 'handOver', {
     refused: () => new Error(`invoice ${inv.id} passed the collect checks but is not issued or overdue (${inv.status})`),
   });
-  const balanceOere = inv.gross_oere + inv.reminder_fee_oere - inv.paid_oere - inv.credited_oere;
+  const balanceOere = rowBalanceOere(inv);
   await recordEvent(sql, {
     organizationId,
     type: 'invoice.collections',

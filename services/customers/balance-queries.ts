@@ -4,8 +4,9 @@ import { notSettledStatuses, openStatuses } from '../invoices/invoice-lifecycle.
 
 /**
  * The customer balance (spec 2.2, rule 1.10): computed from invoices, credit notes, fees and payments on every read,
- * never stored. Each invoice's balance is gross + reminder fees − paid − credited, exactly as the invoice itself
- * shows it (services/invoices/invoice-queries.ts); the customer balance sums those:
+ * never stored. Each invoice's balance is gross + reminder fees − paid − credited, the SQL function
+ * `invoice_balance_oere` (services/invoices/invoice-balance.ts), exactly as the invoice itself shows it; the customer
+ * balance sums those:
  *
  * - outstandingOere: the positive balances of issued invoices (whatever their status);
  * - creditOere: the negative balances (≤ 0): overpayments and credits the customer holds (decisions.md);
@@ -120,7 +121,7 @@ export async function customerBalanceRow(
     ), balances AS (
       SELECT b.*, b.status IN ${openStatuses(sql)} AND b.due_date < ${today}::date AND b.balance > 0 AS overdue
       FROM (
-        SELECT i.status, i.due_date, i.gross_oere + coalesce(f.total, 0) - i.paid - coalesce(c.total, 0) AS balance
+        SELECT i.status, i.due_date, invoice_balance_oere(i.gross_oere, f.total, i.paid, c.total) AS balance
         FROM looked_up i
         LEFT JOIN fees f ON f.invoice_id = i.id
         LEFT JOIN credited c ON c.invoice_id = i.id
@@ -152,7 +153,7 @@ export const pastDueCustomerIds = (sql: Queryable, organizationId: string, today
   const t = balanceTerms(sql);
   return sql`
   SELECT o.customer_id FROM (
-    SELECT i.customer_id, i.due_date, i.gross_oere + ${t.fees} - ${t.paid} - ${t.credited} AS balance
+    SELECT i.customer_id, i.due_date, invoice_balance_oere(i.gross_oere, ${t.fees}, ${t.paid}, ${t.credited}) AS balance
     FROM invoices i
     WHERE i.organization_id = ${organizationId} AND i.type = 'invoice' AND i.status IN ${openStatuses(sql)}
       AND i.due_date < ${today}::date

@@ -2,6 +2,7 @@ import type { Invoice, InvoiceLineInput } from '../../contracts/invoices.ts';
 import type { Queryable } from '../shared/db.ts';
 import { notFound } from '../shared/errors.ts';
 import { isUuid } from '../shared/ids.ts';
+import { rowBalanceOere } from './invoice-balance.ts';
 import { computeTotals } from './invoice-totals.ts';
 import type { InvoiceStatus } from './invoice-lifecycle.ts';
 
@@ -64,8 +65,8 @@ export interface LineRow {
  * never stored. The customer balance (services/customers/balance-queries.ts) sums the same three sources.
  */
 /**
- * The terms of invoice `i`'s balance (spec 1.10: gross + reminder fees − paid − credited), as SQL over the alias `i`:
- * what every reader sums the same way.
+ * The terms of invoice `i`'s balance (spec 1.10), as SQL over the alias `i`: what every reader sums the same way. The
+ * balance itself is `invoice_balance_oere` over them, or `invoiceBalanceOere` of a row read (invoice-balance.ts).
  */
 export const balanceTerms = (sql: Queryable) => ({
   paid: sql`coalesce((SELECT sum(p.amount_oere) FROM payments p
@@ -133,7 +134,7 @@ export function toInvoice(r: InvoiceRow, lines: LineRow[] = r.lines): Invoice {
     paidOere: r.paid_oere,
     creditedOere: credited,
     reminderFeeOere: r.reminder_fee_oere,
-    balanceOere: r.gross_oere + r.reminder_fee_oere - r.paid_oere - credited,
+    balanceOere: rowBalanceOere({ ...r, credited_oere: credited }),
     customerReference: r.customer_reference,
     senderReference: r.sender_reference,
     message: r.message,

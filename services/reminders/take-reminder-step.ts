@@ -2,6 +2,7 @@ import { WORK } from '../../contracts/workflows.ts';
 import { clearWake, scheduleWake } from '../clock/wake-index.ts';
 import { reconcilePastDue } from '../customers/past-due-transitions.ts';
 import { recordEvent } from '../events/record-event.ts';
+import { principalOutstandingOere, rowBalanceOere } from '../invoices/invoice-balance.ts';
 import { transitionInvoice } from '../invoices/invoice-lifecycle.ts';
 import { findInvoiceRow, type InvoiceRow } from '../invoices/invoice-queries.ts';
 import { recordTimeline } from '../invoices/record-timeline.ts';
@@ -93,7 +94,6 @@ export async function loadDunningContext(sql: Queryable, organizationId: string,
     JOIN reminder_flow_versions v ON v.organization_id = i.organization_id AND v.id = i.reminder_flow_version_id
     WHERE i.organization_id = ${organizationId} AND i.id = ${invoice.id}`;
   const customerType = customer?.type ?? 'company';
-  const principal = Math.max(0, invoice.gross_oere - invoice.credited_oere - invoice.paid_oere);
   return {
     organizationId,
     invoice,
@@ -106,7 +106,7 @@ export async function loadDunningContext(sql: Queryable, organizationId: string,
     facts: {
       dueDate: invoice.due_date ?? clock!.today,
       remindable: invoice.type === 'invoice' && (invoice.status === 'issued' || invoice.status === 'overdue'),
-      principalOutstandingOere: principal,
+      principalOutstandingOere: principalOutstandingOere({ grossOere: invoice.gross_oere, paidOere: invoice.paid_oere, creditedOere: invoice.credited_oere }),
       taken: taken.map((t): TakenReminder => ({ type: t.type, reminderNumber: t.reminder_number, feeOere: t.fee_oere, sentOn: t.sent_on })),
       warned: warned.map((w) => w.days as LimitationWarning),
       ...(invoice.issue_date ? { startedOn: invoice.issue_date } : {}),
@@ -229,7 +229,7 @@ export async function takeReminder(
         invoiceId: invoice.id,
         number: invoice.number!,
         dueDate: ctx.facts.dueDate,
-        balanceOere: invoice.gross_oere + invoice.reminder_fee_oere + fee - invoice.paid_oere - invoice.credited_oere,
+        balanceOere: rowBalanceOere({ ...invoice, reminder_fee_oere: invoice.reminder_fee_oere + fee }),
         reminderId: id,
         externalReference: invoice.external_reference,
       },
