@@ -1,25 +1,23 @@
 import { WORK } from '../../contracts/workflows.ts';
 import { clearWake, scheduleWake } from '../clock/wake-index.ts';
 import { recordEvent } from '../events/record-event.ts';
-import { handOverDay, paakravDeadline } from '../law/danish-law.ts';
 import type { Db, Queryable } from '../shared/db.ts';
 import { isUuid } from '../shared/ids.ts';
 import { isCaseClosed, OPEN_CASE_STATES, type CaseState } from './case-lifecycle.ts';
+import { nextCaseStep, paakravDates, type LastReminder } from './case-policy.ts';
 import { caseEventData, lockCase, transitionCase } from './transition-case.ts';
 
 /**
- * The collection case lifecycle's decisions (reminders-and-collection.md, "Collect and collection cases"), for the Case
- * workflow (workflows/case.ts), each in one transaction with the case's row locked, on the organisation's business
- * today. The case's wake-index row is its schedule: due now while a step is to take, at the start of the hand-over
- * day while the påkrav deadline runs, gone once nothing more is timed.
+ * The collection case lifecycle's steps, for the Case workflow (workflows/case.ts), each in one transaction with the
+ * case's row locked, on the organisation's business today: the facts are read here, the decision is case-policy.ts's,
+ * and this applies it. The case's wake-index row is its schedule: due now while a step is to take, at the start of
+ * the hand-over day while the påkrav deadline runs, gone once nothing more is timed.
  *
- * - `OPRETTET`: when the invoice's last reminder was the demand letter (sent), that is the påkrav: PAAKRAV_SENDT at
- *   once, dated its sent day. Otherwise the case sends its own påkrav today: the workflow renders and delivers it
- *   (durable steps), then `recordCasePaakrav` commits PAAKRAV_SENDT with that date.
- * - `PAAKRAV_SENDT`: waits for the påkrav date + 11 days (the deadline, påkrav date + 10, has fully run), then the
- *   workflow hands the case over (`handOverCase`, once: the document's handOverId is stable) and
- *   `recordCaseHandOver` commits OVERDRAGET after the partner answered.
- * - `OVERDRAGET`, `AFSLUTTET`, `TILBAGEKALDT`: nothing more is timed.
+ * - the invoice's demand letter was the påkrav: PAAKRAV_SENDT at once, dated its sent day;
+ * - the case sends its own påkrav: the workflow renders and delivers it (durable steps), then `recordCasePaakrav`
+ *   commits PAAKRAV_SENDT with that date;
+ * - the hand-over day has come: the workflow hands the case over (`handOverCase`, once: the document's handOverId is
+ *   stable) and `recordCaseHandOver` commits OVERDRAGET after the partner answered.
  *
  * Safe to repeat: everything is read back from the database each time.
  */
@@ -52,43 +50,45 @@ const businessToday = async (sql: Queryable, organizationId: string): Promise<st
 export async function takeDueCaseStep(db: Db, organizationId: string, caseId: string): Promise<CaseStep> {
   return db.tx(async (tx) => {
     const c = await lockCase(tx, organizationId, caseId);
-    if (!c || isCaseClosed(c.state) || c.state === 'OVERDRAGET') {
+    if (!c) {
       await scheduleCase(tx, organizationId, caseId, null);
-      return { kind: 'done', state: c?.state ?? null };
+      return { kind: 'done', state: null };
     }
-    const today = await businessToday(tx, organizationId);
-    if (c.state === 'OPRETTET') {
-      const demandLetter = c.invoice_id ? await lastReminderAsPaakrav(tx, organizationId, c.invoice_id) : undefined;
-      if (!demandLetter) return { kind: 'send_paakrav', sentOn: today };
-      await commitPaakrav(tx, organizationId, caseId, demandLetter.sentOn);
-      return { kind: 'paakrav_recorded', sentOn: demandLetter.sentOn };
+    const lastReminder = c.state === 'OPRETTET' && c.invoice_id ? await lastNumberedReminder(tx, organizationId, c.invoice_id) : null;
+    const decision = nextCaseStep({ state: c.state, paakravSentOn: c.paakrav_sent_on, lastReminder }, await businessToday(tx, organizationId));
+    switch (decision.kind) {
+      case 'done':
+        await scheduleCase(tx, organizationId, caseId, null);
+        return { kind: 'done', state: c.state };
+      case 'record_paakrav':
+        await commitPaakrav(tx, organizationId, caseId, decision.sentOn);
+        return { kind: 'paakrav_recorded', sentOn: decision.sentOn };
+      case 'wait':
+        await scheduleCase(tx, organizationId, caseId, decision.date);
+        return decision;
+      case 'send_paakrav':
+      case 'hand_over':
+        return decision;
     }
-    // PAAKRAV_SENDT: the hand-over day, never earlier.
-    const handOverOn = handOverDay(c.paakrav_sent_on!);
-    if (today < handOverOn) {
-      await scheduleCase(tx, organizationId, caseId, handOverOn);
-      return { kind: 'wait', date: handOverOn };
-    }
-    return { kind: 'hand_over', handedOverOn: today };
   });
 }
 
-/** The invoice's last reminder, when it was the demand letter and went out: its sent day is the påkrav date. */
-async function lastReminderAsPaakrav(sql: Queryable, organizationId: string, invoiceId: string): Promise<{ sentOn: string } | undefined> {
-  const [last] = await sql<{ demand_letter: boolean; status: string; sent_on: string }[]>`
+/** The invoice's last numbered reminder (case-policy.ts decides whether it was the påkrav). */
+async function lastNumberedReminder(sql: Queryable, organizationId: string, invoiceId: string): Promise<LastReminder | null> {
+  const [last] = await sql<{ demand_letter: boolean; status: LastReminder['status']; sent_on: string }[]>`
     SELECT demand_letter, status, sent_on::text AS sent_on FROM reminders
     WHERE organization_id = ${organizationId} AND invoice_id = ${invoiceId} AND type = 'reminder'
     ORDER BY sent_on DESC, id DESC LIMIT 1`;
-  return last && last.demand_letter && last.status === 'sent' ? { sentOn: last.sent_on } : undefined;
+  return last ? { demandLetter: last.demand_letter, status: last.status, sentOn: last.sent_on } : null;
 }
 
 async function commitPaakrav(tx: Queryable, organizationId: string, caseId: string, sentOn: string): Promise<void> {
-  const frist = paakravDeadline(sentOn);
+  const dates = paakravDates(sentOn);
   await transitionCase(tx, organizationId, caseId, 'sendPaakrav', {
-    set: tx`paakrav_sent_on = ${sentOn}::date, paakrav_frist = ${frist}::date`,
+    set: tx`paakrav_sent_on = ${sentOn}::date, paakrav_frist = ${dates.deadline}::date`,
     refused: () => new Error(`case ${caseId} is not in OPRETTET`),
   });
-  await scheduleCase(tx, organizationId, caseId, handOverDay(sentOn));
+  await scheduleCase(tx, organizationId, caseId, dates.handOverOn);
 }
 
 /**
