@@ -3,7 +3,7 @@ import type { Queryable } from '../shared/db.ts';
 import { DomainError, notFound } from '../shared/errors.ts';
 import { isIssued } from '../invoices/invoice-lifecycle.ts';
 import { nextReminderStep, planReminderCount } from './reminder-policy.ts';
-import { loadDunningContext } from './take-reminder-step.ts';
+import { loadDunningContext } from './dunning-context.ts';
 
 /**
  * `GET /v1/invoices/{id}/reminders`: the reminders taken on the invoice, oldest first, with the plan's number of

@@ -5,11 +5,15 @@ import { rowBalanceOere } from '../invoices/invoice-balance.ts';
 import { isIssued } from '../invoices/invoice-lifecycle.ts';
 import { MAX_NUMBERED_REMINDERS } from '../law/danish-law.ts';
 import { planReminderCount, stepRule } from './reminder-policy.ts';
-import { chooseChannel, loadDunningContext, lockCustomerDunning, scheduleDunning, takeReminder } from './take-reminder-step.ts';
+import { chooseChannel } from './choose-reminder-channel.ts';
+import { loadDunningContext } from './dunning-context.ts';
+import { lockCustomerDunning } from './lock-customer-dunning.ts';
+import { scheduleDunning } from './schedule-dunning.ts';
+import { takeReminder } from './take-reminder.ts';
 
 /**
  * `POST /v1/invoices/{id}/reminders`: sends the next numbered reminder now, in the caller's transaction with the
- * invoice's row locked, exactly as the engine takes one (take-reminder-step.ts): the same numbering, fee rule and
+ * invoice's row locked, exactly as the engine takes one (take-reminder.ts): the same numbering, fee rule and
  * channel rule, so a manual and an automatic reminder racing for one invoice yield one reminder per number. The
  * engine's plan moves on with it. The document and the mail follow after commit (the invoice's Dunning object is
  * poked; its wake-index row is due now, so a lost poke only delays them).

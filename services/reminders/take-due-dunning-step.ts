@@ -1,7 +1,11 @@
 import { collectInvoice } from '../cases/collect-invoice.ts';
 import type { Db, Queryable } from '../shared/db.ts';
 import { nextStep } from './reminder-policy.ts';
-import { loadDunningContext, lockCustomerDunning, noteLimitationWarning, scheduleDunning, takeReminder, unfinishedReminder, type DunningContext, type TakenStep } from './take-reminder-step.ts';
+import { loadDunningContext, type DunningContext } from './dunning-context.ts';
+import { lockCustomerDunning } from './lock-customer-dunning.ts';
+import { noteLimitationWarning } from './note-limitation-warning.ts';
+import { scheduleDunning } from './schedule-dunning.ts';
+import { takeReminder, type TakenStep } from './take-reminder.ts';
 
 /**
  * One step of an invoice's dunning lifecycle, for the Dunning workflow (workflows/dunning.ts), in one transaction
@@ -104,4 +108,13 @@ async function earlierSiblingStep(
     ctx: locked,
     step: { type: step.kind, reminderNumber: step.kind === 'reminder' ? step.reminderNumber : null, sentOn: step.date, demandLetter: step.kind === 'reminder' && step.demandLetter },
   };
+}
+
+/** The oldest reminder of the invoice whose document or delivery is still to do. */
+async function unfinishedReminder(sql: Queryable, organizationId: string, invoiceId: string): Promise<{ id: string; delivery: 'pending' | 'none'; documented: boolean } | undefined> {
+  const [row] = await sql<{ id: string; delivery: 'pending' | 'none'; documented: boolean }[]>`
+    SELECT id, delivery, document_sha256 IS NOT NULL AS documented FROM reminders
+    WHERE organization_id = ${organizationId} AND invoice_id = ${invoiceId} AND (delivery = 'pending' OR document_sha256 IS NULL)
+    ORDER BY sent_on, id LIMIT 1`;
+  return row;
 }

@@ -14,7 +14,7 @@ import {
   type ReminderPlan,
   type TakenReminder,
 } from '../../services/reminders/reminder-policy.ts';
-import { chooseChannel } from '../../services/reminders/take-reminder-step.ts';
+import { chooseChannel } from '../../services/reminders/choose-reminder-channel.ts';
 
 /**
  * The plan an invoice pinned to a reminder flow version follows: the version's graph as a plan for the customer's
