@@ -46,7 +46,8 @@ export const COLLECTION_FEE_OERE = 10_000;
 
 /**
  * § 10 stk. 1: the påkrav gives the debtor at least 10 days to pay. Every reminder carries the same deadline, since
- * the plan's last reminder is the påkrav (docs/reminders.md).
+ * the plan's last reminder is the påkrav (docs/reminders.md). The CHECK on collection_cases.paakrav_frist
+ * (016_collection_cases.sql, applied and never changed) holds the same floor.
  */
 export const PAAKRAV_DEADLINE_DAYS = 10;
 
