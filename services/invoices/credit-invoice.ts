@@ -4,6 +4,7 @@ import { DomainError, notFound } from '../shared/errors.ts';
 import { uuidv7 } from '../shared/ids.ts';
 import { recordEvent } from '../events/record-event.ts';
 import { reconcilePastDue } from '../customers/past-due-transitions.ts';
+import { rowBalanceOere } from './invoice-balance.ts';
 import { findInvoiceRow, getInvoiceOrThrow, loadLines } from './invoice-queries.ts';
 import { loadBuyer, loadSeller } from './document-parties.ts';
 import { documentView, takeNextNumber, type IssueDeps } from './issue-invoice.ts';
@@ -103,9 +104,9 @@ export async function creditInvoice(
   // The credit note's own story: made and issued in this one step, like an invoice created with ?issue=true.
   await recordTimeline(sql, organizationId, id, 'created');
   await recordTimeline(sql, organizationId, id, 'issued', { number });
-  // A credit that leaves nothing to pay (no fees left over) ends the invoice's overdue stretch: the dunning engine reads
+  // A credit that leaves nothing to pay (its balance once credited: no fees left over) ends the invoice's overdue stretch: the dunning engine reads
   // settled_on to find where a customer's continuous arrears began, and ends the invoice's lifecycle on its next wake.
-  const settles = original.reminder_fee_oere - original.paid_oere <= 0;
+  const settles = rowBalanceOere({ ...original, credited_oere: original.gross_oere }) <= 0;
   await sql`
     UPDATE invoices SET updated_at = now()${settles ? sql`, settled_on = coalesce(settled_on, ${issueDate}::date)` : sql``}
     WHERE organization_id = ${organizationId} AND id = ${invoiceId}`;
