@@ -3,6 +3,7 @@ import type { Queryable } from '../shared/db.ts';
 import { isUuid } from '../shared/ids.ts';
 import type { InvoiceDocumentView } from '../invoices/invoice-document.ts';
 import { loadBuyer } from '../invoices/document-parties.ts';
+import { principalOutstandingOere } from '../invoices/invoice-balance.ts';
 import { findInvoiceRow } from '../invoices/invoice-queries.ts';
 import { loadDocumentLogo, type DocumentLogo } from '../branding/document-logo.ts';
 import { findVerifiedPaymentDomain, formatPaymentCode, paymentLinkUrl } from '../payments/payment-links.ts';
@@ -88,7 +89,7 @@ export async function loadReminderView(
 
   const feesBeforeOere = fees!.before;
   const settledOere = invoice.paid_oere + invoice.credited_oere;
-  const principalOere = Math.max(0, invoice.gross_oere - settledOere);
+  const principalOere = principalOutstandingOere({ grossOere: invoice.gross_oere, paidOere: invoice.paid_oere, creditedOere: invoice.credited_oere });
   const paidTowardsFeesOere = Math.min(feesBeforeOere + r.fee_oere, Math.max(0, settledOere - invoice.gross_oere));
   const base = opts.payBaseUrl?.replace(/\/+$/, '');
   return {
