@@ -47,6 +47,17 @@ describe('invoice balance: the SQL function and its TypeScript twin agree', () =
     assert.equal(await sqlBalance({ grossOere: 100_000, feesOere: 10_000, paidOere: null, creditedOere: 30_000 }), 80_000);
   });
 
+  it('is inlined into the statement that calls it: the plan computes the expression, it calls no function', async () => {
+    const terms = balanceTerms(sql());
+    const plan = await sql()<{ 'QUERY PLAN': unknown }[]>`
+      EXPLAIN (VERBOSE, FORMAT JSON)
+      SELECT invoice_balance_oere(i.gross_oere, ${terms.fees}, ${terms.paid}, ${terms.credited}) AS balance
+      FROM invoices i WHERE i.organization_id = ${uuidv7()} AND i.type = 'invoice'`;
+    const text = JSON.stringify(plan[0]!['QUERY PLAN']);
+    assert.doesNotMatch(text, /invoice_balance_oere/);
+    assert.match(text, /gross_oere/);
+  });
+
   describe('over real invoices', () => {
     let t: TestApp;
     let org: TestOrg;
