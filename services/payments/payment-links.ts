@@ -51,7 +51,7 @@ interface LinkRow {
 
 /**
  * A link's address: on the organisation's verified payment domain `https://<domain>/<reference>` (the pay service
- * answers that path for the domain's Host, services/pay/payment-domain-host.ts), else the pay service's own
+ * answers that path for the domain's Host, services/pay/plugins/payment-domain-host.ts), else the pay service's own
  * `<pay base URL>/p/<reference>`. Only a verified domain counts: one that is set but unverified or failed changes
  * nothing, so a link never points at a name that does not lead to the pay page.
  */

@@ -251,7 +251,7 @@ describe('customer portal pages', function () {
         await db.sql`
           INSERT INTO payment_domains (organization_id, domain, status, verification_value) VALUES (${other.organizationId}, ${domain}, 'verified', 'x')
           ON CONFLICT (organization_id) DO UPDATE SET domain = EXCLUDED.domain, status = 'verified'`;
-        // The pay service's answer for its host (services/pay/payment-domain-host.ts), not the portal.
+        // The pay service's answer for its host (services/pay/plugins/payment-domain-host.ts), not the portal.
         const res = await page('GET', '/', { host: domain });
         assert.doesNotMatch(res.body, /Bager Hansen ApS|class="portal/);
       } finally {
@@ -646,6 +646,42 @@ describe('customer portal pages', function () {
       const after = await page('GET', `/portal/${SUB}`, { cookie: mine });
       assert.match(after.body, /<h1>Log ind<\/h1>/);
       assert.equal((await page('GET', `/portal/${SUB}/invoices/${ownInvoice.id}/pdf`, { cookie: mine })).statusCode, 401);
+    });
+
+    it('every portal cookie is Secure on an https address or over https behind a trusted proxy; another session\'s CSRF token signs no one out', async () => {
+      const secure = await startTestPay({ payBaseUrl: 'https://pay.test', portal: { keyring: testDb().keyring } });
+      const proxied = await startTestPay({ trustProxy: true, portal: { keyring: testDb().keyring } });
+      try {
+        await db.sql`DELETE FROM portal_sign_in_attempts WHERE organization_id = ${org.organizationId}`;
+        assert.equal((await page('POST', `/portal/${SUB}/sign-in`, { form: { email: EMAIL }, ip: freshIp(), app: secure })).statusCode, 200);
+        const token = keyring.decrypt((await links()).at(-1)!.token_enc!);
+        const opened = await page('GET', `/portal/${SUB}/sign-in/${token}`, { app: secure });
+        assert.match(String(opened.headers['set-cookie']), new RegExp(`^portal_confirm=[A-Za-z0-9_-]{43}; Path=/portal/${SUB}/sign-in; Max-Age=900; HttpOnly; SameSite=Strict; Secure$`));
+        const signedIn = await page('POST', `/portal/${SUB}/sign-in/${token}`, { form: { confirm: confirmOf(opened.body)! }, cookie: cookieOf(opened), app: secure });
+        assert.equal(signedIn.statusCode, 303, signedIn.body);
+        assert.match(String(signedIn.headers['set-cookie']), new RegExp(`^portal_session=[A-Za-z0-9_-]{43}; Path=/portal/${SUB}; Max-Age=28800; HttpOnly; SameSite=Lax; Secure$`));
+        const mine = cookieOf(signedIn);
+
+        const theirs = await signIn();
+        const theirCsrf = csrfOf((await page('GET', `/portal/${SUB}`, { cookie: theirs })).body)!;
+        const refused = await page('POST', `/portal/${SUB}/sign-out`, { cookie: mine, form: { csrf: theirCsrf }, app: secure });
+        assert.equal(refused.statusCode, 403);
+        assert.match(refused.body, /Siden var for gammel/);
+        assert.equal(refused.headers['set-cookie'], undefined);
+        assert.match((await page('GET', `/portal/${SUB}`, { cookie: mine, app: secure })).body, /Dine fakturaer/);
+
+        const csrf = csrfOf((await page('GET', `/portal/${SUB}`, { cookie: mine, app: secure })).body)!;
+        const out = await page('POST', `/portal/${SUB}/sign-out`, { cookie: mine, form: { csrf }, app: secure });
+        assert.equal(out.statusCode, 200);
+        assert.match(String(out.headers['set-cookie']), new RegExp(`^portal_session=; Path=/portal/${SUB}; Max-Age=0; HttpOnly; SameSite=Lax; Secure$`));
+
+        // An http address, but the request came over https to the trusted proxy in front.
+        const viaProxy = await page('GET', `/portal/${SUB}/sign-in/${await requestLink()}`, { app: proxied, headers: { 'x-forwarded-proto': 'https' } });
+        assert.match(String(viaProxy.headers['set-cookie']), /^portal_confirm=[A-Za-z0-9_-]{43}; Path=\/portal\/[a-z0-9-]+\/sign-in; Max-Age=900; HttpOnly; SameSite=Strict; Secure$/);
+      } finally {
+        await secure.close();
+        await proxied.close();
+      }
     });
 
     it('an expired session, or one whose address no customer has any more, is signed out', async () => {

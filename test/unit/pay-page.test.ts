@@ -3,6 +3,7 @@ import { callableHost, payBaseUrl, readConfig } from '../../services/shared/conf
 import { formatOere } from '../../services/shared/money.ts';
 import { formatDate, pickLanguage } from '../../services/pay/texts.ts';
 import { LookupLimiter } from '../../services/pay/lookup-limiter.ts';
+import { formFields } from '../../services/pay/plugins/body-parsers.ts';
 import { parseTestEvent, signTestCallback, verifyTestSignature } from '../../services/payments/providers/test-provider.ts';
 import { InvalidProviderEvent } from '../../services/payments/providers/provider.ts';
 
@@ -49,6 +50,15 @@ describe('pay page wording', () => {
     assert.equal(pickLanguage(undefined, 'de-DE', 'en'), 'en');
     assert.equal(pickLanguage(undefined, 'en;q=0', 'da'), 'da');
     assert.equal(pickLanguage('fr', undefined), 'da');
+  });
+});
+
+describe('pay page forms', () => {
+  it('a field sent twice keeps its first value, as a string; + and percent escapes are decoded', () => {
+    assert.deepEqual(formFields('code=ABCD-EFGH&code=XXXX-XXXX&lang=en&email=a%40b.dk&text=to+ord'), {
+      code: 'ABCD-EFGH', lang: 'en', email: 'a@b.dk', text: 'to ord',
+    });
+    assert.deepEqual(formFields(''), {});
   });
 });
 

@@ -2,8 +2,8 @@ import { randomBytesPooled, safeEqual, sha256, type Keyring } from '../../shared
 
 /**
  * The portal's secrets: sign-in link tokens and session tokens are 256 random bits, handed out once and stored only
- * as their SHA-256 (a database copy signs no one in). The CSRF token of a session is derived from it with the
- * keyring's MAC, so it needs no storage and is worthless for any other session.
+ * as their SHA-256 (a database copy signs no one in). The CSRF secret of a session (portal-csrf.ts) is derived from
+ * it with the keyring's MAC, so it needs no storage and is worthless for any other session.
  */
 export const newPortalToken = (): string => randomBytesPooled(32).toString('base64url');
 
@@ -13,13 +13,8 @@ export function portalTokenHash(token: string): Buffer | undefined {
   return sha256(token);
 }
 
-export const csrfTokenOf = (keyring: Keyring, sessionHash: Buffer): string =>
+export const csrfSecretOf = (keyring: Keyring, sessionHash: Buffer): string =>
   keyring.mac(`portal-csrf\u0000${sessionHash.toString('hex')}`).toString('base64url');
-
-export function csrfTokenMatches(keyring: Keyring, sessionHash: Buffer, given: unknown): boolean {
-  if (typeof given !== 'string' || given.length > 100) return false;
-  return safeEqual(Buffer.from(csrfTokenOf(keyring, sessionHash)), Buffer.from(given));
-}
 
 /**
  * Login CSRF on spending a sign-in link: the confirmation page sets a random cookie of its own (SameSite=Strict, so a

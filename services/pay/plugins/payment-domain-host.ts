@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import type { Db } from '../shared/db.ts';
-import { normalizeHostName } from '../domains/host-name.ts';
+import type { Db } from '../../shared/db.ts';
+import { normalizeHostName } from '../../domains/host-name.ts';
 
 /** A path that can be a payment link on a payment domain: `/<reference>` (32 lowercase hex characters). */
 const REFERENCE_PATH = /^\/([0-9a-f]{32})\/?$/;

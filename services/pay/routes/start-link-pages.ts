@@ -1,14 +1,14 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Handlebars from 'handlebars';
-import type { Db } from '../shared/db.ts';
-import { abandonStartLink } from '../start-links/abandon-start-link.ts';
-import { completeStartLink } from '../start-links/complete-start-link.ts';
-import { findStartLink, type StartLinkView } from '../start-links/find-start-link.ts';
-import { START_LINK_KINDS, startLinkPagePrefix, type StartLinkKind } from '../start-links/start-link-kinds.ts';
-import { START_LINK_TEXTS } from './start-link-texts.ts';
-import { pickLanguage, TEXTS, type Language } from './texts.ts';
-import { sendHtmlPage } from './html-page.ts';
+import type { Db } from '../../shared/db.ts';
+import { abandonStartLink } from '../../start-links/abandon-start-link.ts';
+import { completeStartLink } from '../../start-links/complete-start-link.ts';
+import { findStartLink, type StartLinkView } from '../../start-links/find-start-link.ts';
+import { START_LINK_KINDS, startLinkPagePrefix, type StartLinkKind } from '../../start-links/start-link-kinds.ts';
+import { START_LINK_TEXTS } from '../start-link-texts.ts';
+import { pickLanguage, TEXTS, type Language } from '../texts.ts';
+import { pageCsp, sendHtmlPage } from '../plugins/page-policy.ts';
 
 /**
  * The start links' pages (docs/api-conventions.md, "Start links"), pages of the `test` provider on the pay service:
@@ -22,7 +22,7 @@ import { sendHtmlPage } from './html-page.ts';
  */
 
 const hbs = Handlebars.create();
-const source = (name: string): string => readFileSync(new URL(`./templates/${name}.hbs`, import.meta.url), 'utf8');
+const source = (name: string): string => readFileSync(new URL(`../templates/${name}.hbs`, import.meta.url), 'utf8');
 hbs.registerPartial('layout', source('layout'));
 
 interface Layout {
@@ -52,7 +52,7 @@ interface ResultPage {
 const stepTemplate = hbs.compile<Layout & StepPage>(source('start-link'), { strict: true });
 const resultTemplate = hbs.compile<Layout & ResultPage>(source('start-link-result'), { strict: true });
 
-const CSP = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+const CSP = pageCsp();
 
 export function registerStartLinkPages(app: FastifyInstance, db: Db): void {
   const html = (reply: FastifyReply, status: number, body: string): FastifyReply => sendHtmlPage(reply, status, body, CSP);
