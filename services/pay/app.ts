@@ -31,6 +31,11 @@ import { registerStartLinkPages } from './routes/start-link-pages.ts';
  * Routes: `GET /` (enter a code), `POST /code`, `GET /p/{reference}`, `POST /p/{reference}/checkout`,
  * `GET /p/{reference}/return`, `POST /callbacks/{provider}`, `GET /assets/pay.css`, `GET /healthz`, plus the
  * provider's own pages when it brings them (the test provider's checkout under /test-provider/).
+ *
+ * Laid out as the API is: this file builds the server and registers `plugins/` (body parsers, the request log,
+ * errors, the page policy, the payment-domain host) and `routes/` (each route file's handlers call the use cases:
+ * look-up-payment-code.ts, receive-provider-callback.ts, services/payments/checkout.ts); the customer portal
+ * registers its own (portal/portal-routes.ts).
  */
 export interface PayDeps {
   db: Db;
