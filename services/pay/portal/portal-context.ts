@@ -35,7 +35,7 @@ export interface Where {
   host: RequestHost;
 }
 
-/** A signed-in page's request: its portal, the session, and the page's language (portal-context.ts, requireSignedIn). */
+/** A signed-in page's request: its portal, the session, and the page's language (require-signed-in.ts). */
 export interface SignedInPage {
   base: string;
   portal: Portal;
@@ -48,7 +48,7 @@ export type Query = Record<string, string | undefined>;
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Set by requireSignedIn on the portal's signed-in pages. */
+    /** Set by requireSignedIn (require-signed-in.ts) on the portal's signed-in pages. */
     portalPage: SignedInPage | undefined;
   }
 }
