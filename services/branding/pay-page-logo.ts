@@ -1,5 +1,4 @@
-import type { FastifyInstance } from 'fastify';
-import type { Db, Queryable } from '../shared/db.ts';
+import type { Queryable } from '../shared/db.ts';
 
 /**
  * The organisation's light logo on the hosted pay page (settings-and-batch.md, "Branding"). The invoice page links it as
@@ -16,21 +15,4 @@ export async function findPayPageLogo(sql: Queryable, reference: string, sha256:
     JOIN branding_images i ON i.organization_id = l.organization_id AND i.sha256 = l.sha256
     WHERE p.reference = ${reference}`;
   return row;
-}
-
-/** `GET /p/:reference/logo/:sha256` on the pay service; anything not found goes to the service's own 404 page. */
-export function payPageLogoRoute(app: FastifyInstance, db: Db): void {
-  app.get<{ Params: { reference: string; sha256: string } }>('/p/:reference/logo/:sha256', async (req, reply) => {
-    const logo = await db.read((sql) => findPayPageLogo(sql, req.params.reference, req.params.sha256));
-    if (!logo) return reply.callNotFound();
-    return reply
-      .type(logo.mime)
-      // Named by its hash, the image never changes; private, as its address carries the link's reference.
-      .header('Cache-Control', 'private, max-age=86400, immutable')
-      .header('Referrer-Policy', 'no-referrer')
-      .header('X-Content-Type-Options', 'nosniff')
-      // An SVG opened on its own runs nothing and loads nothing (it is sanitised at upload as well).
-      .header('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; sandbox")
-      .send(logo.content);
-  });
 }

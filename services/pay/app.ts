@@ -6,7 +6,6 @@ import { errSerializer } from '../shared/loggable-error.ts';
 import { redactRequestUrl, RouteWords, type QueryRules, type RouteHint } from '../shared/log-redaction.ts';
 import type { PaymentProvider } from '../payments/providers/provider.ts';
 import type { ReceiptDispatch } from '../payments/receipt-dispatch.ts';
-import { payPageLogoRoute } from '../branding/pay-page-logo.ts';
 import { LookupLimiter, type LookupLimits } from './lookup-limiter.ts';
 import { createPayPages } from './pay-page-views.ts';
 import { CALLBACK_BODY_LIMIT, registerBodyParsers } from './plugins/body-parsers.ts';
@@ -18,6 +17,7 @@ import { registerPortalRoutes, type PortalDeps } from './portal/portal-routes.ts
 import { assetRoutes } from './routes/assets.ts';
 import { callbackRoutes } from './routes/callbacks.ts';
 import { healthRoutes } from './routes/health.ts';
+import { logoRoutes } from './routes/logo.ts';
 import { payPageRoutes } from './routes/pay-page.ts';
 import { registerStartLinkPages } from './routes/start-link-pages.ts';
 
@@ -124,7 +124,7 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
     checkout: { db: deps.db, provider: deps.provider, payBaseUrl: base },
   });
   callbackRoutes(app, { db: deps.db, clock: deps.clock, provider: deps.provider, receiptDispatch: deps.receiptDispatch });
-  payPageLogoRoute(app, deps.db);
+  logoRoutes(app, deps.db);
   deps.providerRoutes?.(app);
   if (deps.portal) await registerPortalRoutes(app, { db: deps.db, clock: deps.clock, payBaseUrl: base, trustProxy: deps.trustProxy ?? false }, deps.portal);
   // The test provider's pages of the start links (verification, card setup, accounting connection).

@@ -68,7 +68,7 @@ export async function findActivePortalByHost(sql: Queryable, hostname: string, s
 
 /**
  * The image of a portal's logo by its hash, only while it is the organisation's current light logo: an image it
- * replaced, deleted or uploaded as its dark logo is not served (as the pay page's logo route, pay-page-logo.ts).
+ * replaced, deleted or uploaded as its dark logo is not served (as by the pay page's logo route, routes/logo.ts).
  */
 export async function findPortalLogo(sql: Queryable, organizationId: string, sha256Hex: string): Promise<{ mime: string; content: Buffer } | undefined> {
   if (!/^[0-9a-f]{64}$/.test(sha256Hex)) return undefined;
