@@ -1,7 +1,8 @@
 import * as restate from '@restatedev/restate-sdk';
 import { WORK, WORKFLOW_SERVICES, parseCaseKey, type WorkTarget } from '../contracts/workflows.ts';
 import type { CaseStep } from '../services/cases/take-due-case-step.ts';
-import { RETRY, sendTo, step } from './shared/durable.ts';
+import { dispatchDocument, parkWork } from './shared/dispatch.ts';
+import { sendTo, step } from './shared/durable.ts';
 
 /**
  * The lifecycle of one collection case, as a virtual object keyed by `<organisation>:<case>`
@@ -43,7 +44,7 @@ export function createCase(activities: CaseActivities) {
       wake: async (ctx: restate.ObjectContext): Promise<CaseResult> => {
         const { organizationId, caseId } = parseCaseKey(ctx.key);
         const park = async (error: string): Promise<CaseResult> => {
-          await ctx.run('park', () => activities.parkWork(WORK.collectionCase(organizationId, caseId), error), RETRY.database);
+          await parkWork(ctx, activities, WORK.collectionCase(organizationId, caseId), error);
           return { steps: 0, ended: 'parked' };
         };
         for (let i = 0; i < STEPS_PER_WAKE; i++) {
@@ -54,15 +55,15 @@ export function createCase(activities: CaseActivities) {
           if (s.kind === 'wait') return { steps: i, ended: 'wait', next: s.date };
           if (s.kind === 'paakrav_recorded') continue;
           if (s.kind === 'send_paakrav') {
-            const rendered = await step(ctx, `render-paakrav-${i}`, () => activities.renderCasePaakrav(organizationId, caseId, s.sentOn), 'render');
-            if (!rendered.ok) return park(rendered.failed);
-            const sha256 = rendered.value.sha256;
-            const delivered = await step(ctx, `deliver-paakrav-${i}`, () => activities.deliverCasePaakrav(organizationId, caseId, sha256), 'mail');
-            if (!delivered.ok) return park(delivered.failed);
-            // Nobody to send it to, or refused for good: the case cannot go on without an operator.
-            if (delivered.value.kind === 'refused') return park(`påkrav not delivered: ${delivered.value.code}: ${delivered.value.reason}`);
-            const recorded = await step(ctx, `record-paakrav-${i}`, () => activities.recordCasePaakrav(organizationId, caseId, s.sentOn), 'database');
-            if (!recorded.ok) return park(recorded.failed);
+            const sent = await dispatchDocument(ctx, {
+              name: (verb) => `${verb}-paakrav-${i}`,
+              render: () => activities.renderCasePaakrav(organizationId, caseId, s.sentOn),
+              deliver: (rendered) => activities.deliverCasePaakrav(organizationId, caseId, rendered!.sha256),
+              // Nobody to send it to, or refused for good: the case cannot go on without an operator.
+              refused: (d) => (d.kind === 'refused' ? `påkrav not delivered: ${d.code}: ${d.reason}` : null),
+              record: () => activities.recordCasePaakrav(organizationId, caseId, s.sentOn),
+            });
+            if (!sent.ok) return park(sent.failed);
             continue;
           }
           // The hand-over day.

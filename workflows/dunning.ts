@@ -1,7 +1,8 @@
 import * as restate from '@restatedev/restate-sdk';
 import { WORK, WORKFLOW_SERVICES, parseDunningKey, type WorkTarget } from '../contracts/workflows.ts';
 import type { DunningStep } from '../services/reminders/take-due-dunning-step.ts';
-import { RETRY, sendTo, step } from './shared/durable.ts';
+import { dispatchDocument, parkWork } from './shared/dispatch.ts';
+import { sendTo, step } from './shared/durable.ts';
 
 /**
  * The dunning lifecycle of one issued invoice, as a virtual object keyed by `<organisation>:<invoice>`: its
@@ -40,7 +41,7 @@ export function createDunning(activities: DunningActivities) {
       wake: async (ctx: restate.ObjectContext): Promise<DunningResult> => {
         const { organizationId, invoiceId } = parseDunningKey(ctx.key);
         const park = async (error: string): Promise<DunningResult> => {
-          await ctx.run('park', () => activities.parkWork(WORK.dunning(organizationId, invoiceId), error), RETRY.database);
+          await parkWork(ctx, activities, WORK.dunning(organizationId, invoiceId), error);
           return { steps: 0, ended: 'parked' };
         };
         for (let i = 0; i < STEPS_PER_WAKE; i++) {
@@ -60,17 +61,14 @@ export function createDunning(activities: DunningActivities) {
             sendTo(ctx, { service: 'Dunning', handler: 'wake', key: WORK.dunning(organizationId, s.invoiceId).key, input: null });
             continue;
           }
-          if (!s.documented) {
-            const rendered = await step(ctx, `render-${i}`, () => activities.renderReminder(s.reminderId), 'render');
-            if (!rendered.ok) return park(rendered.failed);
-          }
-          if (s.delivery === 'pending') {
-            const attempt = await step(ctx, `deliver-${i}`, () => activities.deliverReminder(s.reminderId), 'mail');
-            const recorded = attempt.ok
-              ? await step(ctx, `record-${i}`, () => activities.recordReminderDelivery(s.reminderId, attempt.value), 'database')
-              : await step(ctx, `give-up-${i}`, () => activities.markReminderUndeliverable(s.reminderId, attempt.failed), 'database');
-            if (!recorded.ok) return park(recorded.failed);
-          }
+          const delivered = await dispatchDocument(ctx, {
+            name: (verb) => `${verb}-${i}`,
+            ...(s.documented ? {} : { render: () => activities.renderReminder(s.reminderId) }),
+            ...(s.delivery === 'pending' ? { deliver: () => activities.deliverReminder(s.reminderId) } : {}),
+            record: (attempt) => activities.recordReminderDelivery(s.reminderId, attempt),
+            giveUp: (error) => activities.markReminderUndeliverable(s.reminderId, error),
+          });
+          if (!delivered.ok) return park(delivered.failed);
         }
         // Many steps at once (a long clock advance): the rest in a fresh invocation, after this one's journal.
         sendTo(ctx, { service: 'Dunning', handler: 'wake', key: ctx.key, input: null });

@@ -1,6 +1,6 @@
 import * as restate from '@restatedev/restate-sdk';
 import { WORK, WORKFLOW_SERVICES, type WorkTarget } from '../contracts/workflows.ts';
-import { RETRY, step } from './shared/durable.ts';
+import { dispatchDocument, parkWork } from './shared/dispatch.ts';
 
 /**
  * The e-mail of one invoice, as a virtual object keyed by the invoice id: its exclusive handler means two sends of
@@ -25,16 +25,16 @@ export function createInvoiceMail(activities: InvoiceMailActivities) {
     name: INVOICE_MAIL,
     handlers: {
       deliver: async (ctx: restate.ObjectContext): Promise<{ status: string; code?: string }> => {
-        // Mailing and recording are separate steps: once the mail server has taken the mail, that fact is in the
-        // journal, and a failure while recording it retries the recording only, never the mail.
-        const attempt = await step(ctx, 'mail', () => activities.mailInvoice(ctx.key), 'mail');
-        const recorded = attempt.ok
-          ? await step(ctx, 'record', () => activities.recordInvoiceMail(ctx.key, attempt.value), 'database')
-          : await step(ctx, 'give-up', () => activities.markInvoiceMailUndeliverable(ctx.key, attempt.failed), 'database');
-        if (recorded.ok) return recorded.value;
+        const recorded = await dispatchDocument(ctx, {
+          name: (verb) => (verb === 'deliver' ? 'mail' : verb),
+          deliver: () => activities.mailInvoice(ctx.key),
+          record: (attempt) => activities.recordInvoiceMail(ctx.key, attempt),
+          giveUp: (error) => activities.markInvoiceMailUndeliverable(ctx.key, error),
+        });
+        if (recorded.ok) return recorded.recorded!;
         // The database stayed away while the outcome waited to be written: the send stays queued, and its wake-index
         // row is parked so that nobody mails it again before an operator has looked.
-        await ctx.run('park', () => activities.parkWork(WORK.invoiceMail(ctx.key), recorded.failed), RETRY.database);
+        await parkWork(ctx, activities, WORK.invoiceMail(ctx.key), recorded.failed);
         return { status: 'parked' };
       },
     },

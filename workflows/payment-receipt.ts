@@ -1,6 +1,6 @@
 import * as restate from '@restatedev/restate-sdk';
 import { WORK, WORKFLOW_SERVICES, type WorkTarget } from '../contracts/workflows.ts';
-import { RETRY, step } from './shared/durable.ts';
+import { dispatchDocument, parkWork } from './shared/dispatch.ts';
 
 /**
  * The receipt of one payment, as a virtual object keyed by the payment id: one rendering at a time per payment. The
@@ -22,9 +22,10 @@ export function createPaymentReceipt(activities: PaymentReceiptActivities) {
     name: PAYMENT_RECEIPT,
     handlers: {
       render: async (ctx: restate.ObjectContext): Promise<{ status: string }> => {
-        const done = await step(ctx, 'render', () => activities.renderPaymentReceipt(ctx.key), 'render');
-        if (done.ok) return done.value;
-        await ctx.run('park', () => activities.parkWork(WORK.paymentReceipt(ctx.key), done.failed), RETRY.database);
+        // A receipt is stored, not sent: the segment's render step only.
+        const done = await dispatchDocument(ctx, { name: (verb) => verb, render: () => activities.renderPaymentReceipt(ctx.key) });
+        if (done.ok) return done.rendered!;
+        await parkWork(ctx, activities, WORK.paymentReceipt(ctx.key), done.failed);
         return { status: 'parked' };
       },
     },

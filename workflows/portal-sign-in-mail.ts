@@ -1,7 +1,7 @@
 import * as restate from '@restatedev/restate-sdk';
 import { WORK, WORKFLOW_SERVICES, type WorkTarget } from '../contracts/workflows.ts';
 import type { SignInMailAttempt } from '../services/pay/portal/deliver-sign-in-mail.ts';
-import { RETRY, step } from './shared/durable.ts';
+import { dispatchDocument, parkWork } from './shared/dispatch.ts';
 
 /**
  * The mail of one customer-portal sign-in link, as a virtual object keyed by the link's id (services/pay/portal).
@@ -24,12 +24,14 @@ export function createPortalSignInMail(activities: PortalSignInMailActivities) {
     name: PORTAL_SIGN_IN_MAIL,
     handlers: {
       deliver: async (ctx: restate.ObjectContext): Promise<{ status: string }> => {
-        const attempt = await step(ctx, 'mail', () => activities.mailPortalSignInLink(ctx.key), 'mail');
-        const recorded = attempt.ok
-          ? await step(ctx, 'record', () => activities.recordPortalSignInMail(ctx.key, attempt.value), 'database')
-          : await step(ctx, 'give-up', () => activities.giveUpPortalSignInMail(ctx.key), 'database');
-        if (recorded.ok) return recorded.value;
-        await ctx.run('park', () => activities.parkWork(WORK.portalSignInMail(ctx.key), recorded.failed), RETRY.database);
+        const recorded = await dispatchDocument(ctx, {
+          name: (verb) => (verb === 'deliver' ? 'mail' : verb),
+          deliver: () => activities.mailPortalSignInLink(ctx.key),
+          record: (attempt) => activities.recordPortalSignInMail(ctx.key, attempt),
+          giveUp: () => activities.giveUpPortalSignInMail(ctx.key),
+        });
+        if (recorded.ok) return recorded.recorded!;
+        await parkWork(ctx, activities, WORK.portalSignInMail(ctx.key), recorded.failed);
         return { status: 'parked' };
       },
     },
