@@ -7,9 +7,7 @@
  * POST /v1/cases, the first debtor (in the body's order) with an e-mail, else the first debtor with a whole address
  * (street, postal code, city). Nobody reachable: `refused` with `debtor_unreachable`.
  *
- * What is retried and what is final: a transient failure (SMTP 4xx or unreachable; the letter service 5xx,
- * unreachable or slow) is thrown, for the step's retry policy; a permanent refusal (SMTP 5xx: `mail_rejected`; the
- * letter service's 4xx: `letter_rejected`) is returned as `refused`. The mail's Message-ID
+ * What is retried and what is final is the channels' (services/dispatch/channels.ts). The mail's Message-ID
  * (`case-paakrav-<caseId>@<domain>`) and the letter's id (`case-paakrav-<caseId>`) are the case's, so a retried
  * send is the same mail or letter.
  */
@@ -17,12 +15,13 @@ import type { CaseAddressJson } from '../../services/cases/case-paakrav-document
 import { decryptAddress, loadCasePaakravView, readCaseDebtors, readCaseRow, readInvoiceClaim } from '../../services/cases/case-paakrav-document.ts';
 import type { DocumentStore } from '../../services/documents/document-store.ts';
 import { loadBuyer } from '../../services/invoices/document-parties.ts';
-import type { LetterAddress, LetterService } from '../../services/letters/letter-port.ts';
-import { MailDeliveryError, type Mailer } from '../../services/mail/mail-port.ts';
+import type { LetterService } from '../../services/letters/letter-port.ts';
+import type { Mailer } from '../../services/mail/mail-port.ts';
 import type { Keyring } from '../../services/shared/crypto.ts';
 import type { Db } from '../../services/shared/db.ts';
-import { DomainError } from '../../services/shared/errors.ts';
 import { isUuid } from '../../services/shared/ids.ts';
+import { documentLetter, postalRecipient, refused, sendDocument, sentReference, type Recipient, type Refused } from '../../services/dispatch/channels.ts';
+import { storedDocument } from '../../services/dispatch/stored-document.ts';
 import { composeCasePaakravMail } from '../mail/case-paakrav-mail.ts';
 
 export interface CasePaakravDeliveryDeps {
@@ -35,22 +34,10 @@ export interface CasePaakravDeliveryDeps {
   fromAddress: string;
 }
 
-export type CasePaakravDelivery =
-  | { kind: 'sent'; channel: 'email' | 'letter'; reference: string }
-  | { kind: 'refused'; code: string; reason: string };
-
-type Recipient =
-  | { channel: 'email'; name: string; email: string }
-  | { channel: 'letter'; address: LetterAddress & { country: string } }
-  | { channel: 'none' };
+export type CasePaakravDelivery = { kind: 'sent'; channel: 'email' | 'letter'; reference: string } | Refused;
 
 /** The letter id (and the Message-ID's left part) of a case's påkrav. */
 export const casePaakravLetterId = (caseId: string): string => `case-paakrav-${caseId}`;
-
-const wholeAddress = (name: string, a: { street: string | null; postalCode: string | null; city: string | null; country: string | null }): Recipient =>
-  a.street && a.postalCode && a.city
-    ? { channel: 'letter', address: { name, street: a.street, postalCode: a.postalCode, city: a.city, country: a.country ?? 'DK' } }
-    : { channel: 'none' };
 
 const fromCaseAddress = (a: CaseAddressJson | null) => ({ street: a?.gade ?? null, postalCode: a?.postnummer ?? null, city: a?.by ?? null, country: a?.land ?? null });
 
@@ -69,61 +56,30 @@ export async function deliverCasePaakrav(
     const [d] = await sql<{ on: string }[]>`SELECT business_today(${organizationId})::text AS on`;
     const v = await loadCasePaakravView(sql, deps.keyring, organizationId, caseId, d!.on);
     if (!v) throw new Error(`case ${caseId} has no påkrav view (its invoice is not an issued invoice)`);
-    const doc = await deps.documents.get(sql, organizationId, Buffer.from(documentSha256, 'hex'));
-    if (!doc) throw new Error(`the påkrav document of case ${caseId} is missing from the document store`);
-
-    let to: Recipient = { channel: 'none' };
+    const bytes = await storedDocument(sql, deps.documents, organizationId, Buffer.from(documentSha256, 'hex'), `the påkrav of case ${caseId}`);
     if (c.invoice_id) {
       const inv = await readInvoiceClaim(sql, organizationId, c.invoice_id);
       const buyer = await loadBuyer(sql, deps.keyring, organizationId, inv!.customerId);
-      to = buyer.email ? { channel: 'email', name: buyer.contactPerson ?? buyer.name, email: buyer.email } : wholeAddress(buyer.name, buyer);
-    } else {
-      const debtors = await readCaseDebtors(sql, organizationId, caseId);
-      const withEmail = debtors.find((x) => x.email_enc !== null);
-      if (withEmail) {
-        to = { channel: 'email', name: deps.keyring.decrypt(withEmail.name_enc), email: deps.keyring.decrypt(withEmail.email_enc!) };
-      } else {
-        for (const x of debtors) {
-          to = wholeAddress(deps.keyring.decrypt(x.name_enc), fromCaseAddress(decryptAddress(deps.keyring, x.address_enc)));
-          if (to.channel === 'letter') break;
-        }
-      }
+      const to = buyer.email ? ({ channel: 'email', name: buyer.contactPerson ?? buyer.name, email: buyer.email } as const) : postalRecipient(buyer.name, buyer);
+      return { view: v, pdf: bytes, recipient: to };
     }
-    return { view: v, pdf: doc.bytes, recipient: to };
+    const debtors = await readCaseDebtors(sql, organizationId, caseId);
+    const withEmail = debtors.find((x) => x.email_enc !== null);
+    const to: Recipient | null | undefined = withEmail
+      ? { channel: 'email', name: deps.keyring.decrypt(withEmail.name_enc), email: deps.keyring.decrypt(withEmail.email_enc!) }
+      : debtors.map((x) => postalRecipient(deps.keyring.decrypt(x.name_enc), fromCaseAddress(decryptAddress(deps.keyring, x.address_enc)))).find((r) => r !== null);
+    return { view: v, pdf: bytes, recipient: to ?? null };
   });
 
-  if (recipient.channel === 'email') {
-    const mail = composeCasePaakravMail({ view, fromAddress: deps.fromAddress, to: recipient.email, recipientName: recipient.name, pdf });
-    try {
-      const receipt = await deps.mailer.send(mail);
-      return { kind: 'sent', channel: 'email', reference: receipt.messageId };
-    } catch (err) {
-      if (err instanceof MailDeliveryError && err.permanent) return { kind: 'refused', code: 'mail_rejected', reason: err.message.slice(0, 1000) };
-      throw err;
-    }
+  if (!recipient) {
+    return refused(
+      'debtor_unreachable',
+      view.invoiceNumber !== null ? 'the customer has neither an e-mail address nor a street, postal code and city' : 'no debtor has an e-mail address or a street, postal code and city',
+    );
   }
-
-  if (recipient.channel === 'letter') {
-    const creditor = view.creditor;
-    try {
-      const sent = await deps.letters.send({
-        id: casePaakravLetterId(caseId),
-        organizationId,
-        documentSha256,
-        pdf,
-        recipient: recipient.address,
-        sender: { name: creditor.name, street: creditor.street ?? '', postalCode: creditor.postalCode ?? '', city: creditor.city ?? '' },
-      });
-      return { kind: 'sent', channel: 'letter', reference: sent.reference };
-    } catch (err) {
-      if (err instanceof DomainError && err.code === 'letter_rejected') return { kind: 'refused', code: 'letter_rejected', reason: err.message.slice(0, 1000) };
-      throw err;
-    }
-  }
-
-  return {
-    kind: 'refused',
-    code: 'debtor_unreachable',
-    reason: view.invoiceNumber !== null ? 'the customer has neither an e-mail address nor a street, postal code and city' : 'no debtor has an e-mail address or a street, postal code and city',
-  };
+  const sent = await sendDocument(deps, recipient, {
+    mail: (to) => composeCasePaakravMail({ view, fromAddress: deps.fromAddress, to: to.email, recipientName: to.name, pdf }),
+    letter: documentLetter({ id: casePaakravLetterId(caseId), organizationId, documentSha256, pdf }, view.creditor),
+  });
+  return sent.kind === 'sent' ? { kind: 'sent', channel: sent.channel, reference: sentReference(sent) } : sent;
 }

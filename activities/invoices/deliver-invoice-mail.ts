@@ -1,10 +1,12 @@
 import type { DocumentStore } from '../../services/documents/document-store.ts';
-import { MailDeliveryError, type Mailer } from '../../services/mail/mail-port.ts';
+import type { Mailer } from '../../services/mail/mail-port.ts';
 import type { Keyring } from '../../services/shared/crypto.ts';
 import type { Db } from '../../services/shared/db.ts';
 import { recordEvent } from '../../services/events/record-event.ts';
 import { loadDocumentView } from '../../services/invoices/load-document-view.ts';
 import { recordTimeline } from '../../services/invoices/record-timeline.ts';
+import { refused, sendDocument, type ChannelOutcome, type Refused } from '../../services/dispatch/channels.ts';
+import { storedDocument } from '../../services/dispatch/stored-document.ts';
 import { composeInvoiceMail } from '../mail/invoice-mail.ts';
 
 export interface InvoiceMailDeps {
@@ -23,7 +25,7 @@ export type DeliveryOutcome = { status: 'sent' | 'delivered' | 'failed' | 'unkno
 export type MailAttempt =
   | { kind: 'settled'; outcome: DeliveryOutcome }
   | { kind: 'mailed'; messageId: string; accepted: boolean; response: string; number: number; externalReference: string | null }
-  | { kind: 'refused'; code: string; reason: string; smtpCode?: number };
+  | Refused;
 
 /**
  * Step 1: mails an issued invoice whose send is queued, with its locked PDF attached. Writes nothing but the attempt
@@ -40,36 +42,30 @@ export async function mailInvoice(deps: InvoiceMailDeps, invoiceId: string): Pro
     }
     const loaded = await loadDocumentView(sql, deps.keyring, send.organization_id, invoiceId);
     if (!loaded) return { settled: { status: 'unknown' } satisfies DeliveryOutcome };
-    const doc = await deps.documents.get(sql, send.organization_id, loaded.documentSha256);
-    return { settled: undefined, send, loaded, pdf: doc!.bytes };
+    const pdf = await storedDocument(sql, deps.documents, send.organization_id, loaded.documentSha256, `invoice ${invoiceId}`);
+    return { settled: undefined, send, loaded, pdf };
   });
   if (prepared.settled) return { kind: 'settled', outcome: prepared.settled };
   const { send, loaded, pdf } = prepared;
-  if (!loaded.buyerEmail) return { kind: 'refused', code: 'customer_email_missing', reason: 'the customer has no e-mail address' };
-  const mail = composeInvoiceMail({
-    view: loaded.view,
-    seller: { name: loaded.view.seller.name, email: loaded.view.seller.email },
-    fromAddress: deps.fromAddress,
-    to: loaded.buyerEmail,
-    pdf,
-    messageId: send.message_id,
-    trackingPixelUrl: deps.trackingPixelUrl(send.organization_id, invoiceId),
-    paymentUrl: null,
-  });
+  if (!loaded.buyerEmail) return refused('customer_email_missing', 'the customer has no e-mail address');
+  const mail = (to: { email: string }) =>
+    composeInvoiceMail({
+      view: loaded.view,
+      seller: { name: loaded.view.seller.name, email: loaded.view.seller.email },
+      fromAddress: deps.fromAddress,
+      to: to.email,
+      pdf,
+      messageId: send.message_id,
+      trackingPixelUrl: deps.trackingPixelUrl(send.organization_id, invoiceId),
+      paymentUrl: null,
+    });
   try {
-    const receipt = await deps.mailer.send(mail);
-    return {
-      kind: 'mailed',
-      messageId: receipt.messageId,
-      accepted: receipt.accepted,
-      response: receipt.response.slice(0, 200),
-      number: loaded.view.number,
-      externalReference: loaded.externalReference,
-    };
+    const sent = await sendDocument(deps, { channel: 'email', name: loaded.view.buyer.name, email: loaded.buyerEmail }, { mail });
+    if (sent.kind === 'refused') return sent;
+    const { messageId, accepted, response } = sent as Extract<ChannelOutcome, { channel: 'email' }>;
+    return { kind: 'mailed', messageId, accepted, response, number: loaded.view.number, externalReference: loaded.externalReference };
   } catch (err) {
-    if (err instanceof MailDeliveryError && err.permanent) {
-      return { kind: 'refused', code: 'mail_rejected', reason: err.message, ...(err.smtpCode ? { smtpCode: err.smtpCode } : {}) };
-    }
+    // A transient failure: counted on the send for the operator, then retried by the workflow.
     await deps.db.tx((tx) => tx`
       UPDATE invoice_sends SET attempts = attempts + 1, last_error = ${String((err as Error).message).slice(0, 500)}
       WHERE invoice_id = ${invoiceId} AND status = 'queued'`);

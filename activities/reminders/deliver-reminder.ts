@@ -7,22 +7,23 @@
  * `delivery = 'pending'`, so a crash between them never sends twice and recording twice changes nothing. What is
  * retried and what is final:
  *
- * - a transient failure (SMTP 4xx or unreachable, the letter service 5xx, unreachable or slow) is thrown: the step
- *   retries it under its policy, and when the retries run out the workflow calls `markReminderUndeliverable`;
- * - a permanent refusal (SMTP 5xx: `mail_rejected`; the letter service's 4xx: `letter_rejected`), or a customer who
- *   since lost the e-mail or address the channel needs, is returned as `refused` and recorded as a failed reminder.
+ * - a transient failure is thrown (services/dispatch/channels.ts): the step retries it under its policy, and when
+ *   the retries run out the workflow calls `markReminderUndeliverable`;
+ * - a refusal for good (`mail_rejected`, `letter_rejected`), or a customer who since lost the e-mail or address the
+ *   channel needs (`customer_email_missing`, `customer_address_missing`), is recorded as a failed reminder.
  *
  * The invoice's timeline gets nothing here: the engine wrote the `reminder` entry when it took the step.
  */
 import type { DocumentStore } from '../../services/documents/document-store.ts';
 import { loadBuyer } from '../../services/invoices/document-parties.ts';
 import type { LetterService } from '../../services/letters/letter-port.ts';
-import { MailDeliveryError, type Mailer } from '../../services/mail/mail-port.ts';
+import type { Mailer } from '../../services/mail/mail-port.ts';
 import { loadReminderView } from '../../services/reminders/reminder-document.ts';
 import type { Keyring } from '../../services/shared/crypto.ts';
 import type { Db } from '../../services/shared/db.ts';
-import { DomainError } from '../../services/shared/errors.ts';
 import { isUuid } from '../../services/shared/ids.ts';
+import { documentLetter, postalRecipient, refused, sendDocument, sentReference, type ChannelOutcome, type Recipient } from '../../services/dispatch/channels.ts';
+import { storedDocument } from '../../services/dispatch/stored-document.ts';
 import { composeReminderMail } from '../mail/reminder-mail.ts';
 
 export interface ReminderDeliveryDeps {
@@ -37,15 +38,11 @@ export interface ReminderDeliveryDeps {
   payBaseUrl?: string;
 }
 
-export type ReminderRefusalCode = 'mail_rejected' | 'letter_rejected' | 'customer_email_missing' | 'customer_address_missing';
-
 /** What one delivery step did; Restate journals it, so recording it again after a crash never sends again. */
 export type ReminderDeliveryAttempt =
   /** Nothing to do: the delivery was recorded already (`done`, `none`), or there is no such reminder (`unknown`). */
   | { kind: 'settled'; delivery: 'done' | 'none' | 'unknown' }
-  | { kind: 'sent'; channel: 'email'; messageId: string; accepted: boolean; response: string }
-  | { kind: 'sent'; channel: 'letter'; reference: string }
-  | { kind: 'refused'; code: ReminderRefusalCode; reason: string; smtpCode?: number };
+  | ChannelOutcome;
 
 interface PendingReminder {
   organization_id: string;
@@ -70,53 +67,23 @@ export async function deliverReminder(deps: ReminderDeliveryDeps, reminderId: st
     if (!r.document_sha256) throw new Error(`reminder ${reminderId} has no document yet: it is rendered before it is delivered`);
     const view = await loadReminderView(sql, deps.keyring, r.organization_id, reminderId, { payBaseUrl: deps.payBaseUrl });
     if (!view) throw new Error(`reminder ${reminderId} has no document view (its invoice is not an issued invoice)`);
-    const doc = await deps.documents.get(sql, r.organization_id, r.document_sha256);
-    if (!doc) throw new Error(`the document of reminder ${reminderId} is missing from the document store`);
+    const pdf = await storedDocument(sql, deps.documents, r.organization_id, r.document_sha256, `reminder ${reminderId}`);
     const buyer = await loadBuyer(sql, deps.keyring, r.organization_id, r.customer_id);
     // The mail speaks the language the PDF was written in.
-    return { settled: undefined, r, view: { ...view, language: r.language ?? view.language }, pdf: doc.bytes, buyer };
+    return { settled: undefined, r, view: { ...view, language: r.language ?? view.language }, pdf, buyer };
   });
   if (prepared.settled) return { kind: 'settled', delivery: prepared.settled };
   const { r, view, pdf, buyer } = prepared;
-
-  if (r.channel === 'email') {
-    if (!buyer.email) return { kind: 'refused', code: 'customer_email_missing', reason: 'the customer has no e-mail address' };
-    const mail = composeReminderMail({ view, fromAddress: deps.fromAddress, to: buyer.email, pdf });
-    try {
-      const receipt = await deps.mailer.send(mail);
-      return { kind: 'sent', channel: 'email', messageId: receipt.messageId, accepted: receipt.accepted, response: receipt.response.slice(0, 200) };
-    } catch (err) {
-      if (err instanceof MailDeliveryError && err.permanent) {
-        return { kind: 'refused', code: 'mail_rejected', reason: err.message, ...(err.smtpCode ? { smtpCode: err.smtpCode } : {}) };
-      }
-      throw err;
-    }
-  }
-
-  if (r.channel === 'letter') {
-    if (!buyer.street || !buyer.postalCode || !buyer.city) {
-      return { kind: 'refused', code: 'customer_address_missing', reason: 'the customer has no street, postal code and city' };
-    }
-    const seller = view.seller;
-    try {
-      const sent = await deps.letters.send({
-        id: reminderId,
-        organizationId: r.organization_id,
-        documentSha256: r.document_sha256!.toString('hex'),
-        pdf,
-        // Where the customer lives now (the engine checked this address when it chose the channel).
-        recipient: { name: buyer.name, street: buyer.street, postalCode: buyer.postalCode, city: buyer.city, country: buyer.country ?? 'DK' },
-        sender: { name: seller.name, street: seller.street ?? '', postalCode: seller.postalCode ?? '', city: seller.city ?? '' },
-      });
-      return { kind: 'sent', channel: 'letter', reference: sent.reference };
-    } catch (err) {
-      if (err instanceof DomainError && err.code === 'letter_rejected') return { kind: 'refused', code: 'letter_rejected', reason: err.message };
-      throw err;
-    }
-  }
-
   // A pending reminder always has a channel (the schema ties pending to sent); one without cannot be delivered.
-  throw new Error(`reminder ${reminderId} is pending without a channel`);
+  if (r.channel === null) throw new Error(`reminder ${reminderId} is pending without a channel`);
+  // Where the customer lives now (the engine checked this address when it chose the channel).
+  const to: Recipient | null = 
+    r.channel === 'email' ? (buyer.email ? { channel: 'email', name: buyer.name, email: buyer.email } : null) : postalRecipient(buyer.name, buyer);
+  if (!to) return r.channel === 'email' ? refused('customer_email_missing', 'the customer has no e-mail address') : refused('customer_address_missing', 'the customer has no street, postal code and city');
+  return sendDocument(deps, to, {
+    mail: (m) => composeReminderMail({ view, fromAddress: deps.fromAddress, to: m.email, pdf }),
+    letter: documentLetter({ id: reminderId, organizationId: r.organization_id, documentSha256: r.document_sha256!.toString('hex'), pdf }, view.seller),
+  });
 }
 
 /**
@@ -128,7 +95,7 @@ export async function recordReminderDelivery(deps: Pick<ReminderDeliveryDeps, 'd
   if (!isUuid(reminderId)) return { delivery: 'unknown' };
   return deps.db.tx(async (tx) => {
     if (attempt.kind === 'sent') {
-      const reference = attempt.channel === 'email' ? attempt.messageId : attempt.reference;
+      const reference = sentReference(attempt);
       await tx`
         UPDATE reminders SET delivery = 'done', message_id = ${reference}, delivered_at = now(), delivery_error = NULL
         WHERE id = ${reminderId} AND delivery = 'pending'`;

@@ -1,6 +1,7 @@
 import { WORK } from '../../../contracts/workflows.ts';
 import { clearWake } from '../../clock/wake-index.ts';
-import { MailDeliveryError, mailMessageId, type Mailer } from '../../mail/mail-port.ts';
+import { sendDocument, sentReference } from '../../dispatch/channels.ts';
+import { mailMessageId, type Mailer } from '../../mail/mail-port.ts';
 import type { Keyring } from '../../shared/crypto.ts';
 import type { Db } from '../../shared/db.ts';
 import { isUuid } from '../../shared/ids.ts';
@@ -45,21 +46,19 @@ export async function mailSignInLink(deps: SignInMailDeps, linkId: string): Prom
   if (prepared.expired) return { kind: 'not_sent', outcome: 'expired' };
   // The customer's address may have changed since the request: the link goes to the address it was asked for or nowhere.
   if (!prepared.email_enc) return { kind: 'not_sent', outcome: 'no_recipient' };
-  const mail = signInMail({
-    organizationName: prepared.organization_name,
-    fromAddress: deps.fromAddress,
-    to: deps.keyring.decrypt(prepared.email_enc),
-    link: `${prepared.link_base}/${deps.keyring.decrypt(prepared.token_enc)}`,
-    language: prepared.language,
-    messageId: mailMessageId(`portal-sign-in.${linkId}`, deps.fromAddress),
+  const to = deps.keyring.decrypt(prepared.email_enc);
+  const sent = await sendDocument(deps, { channel: 'email', name: prepared.organization_name, email: to }, {
+    mail: () =>
+      signInMail({
+        organizationName: prepared.organization_name,
+        fromAddress: deps.fromAddress,
+        to,
+        link: `${prepared.link_base}/${deps.keyring.decrypt(prepared.token_enc!)}`,
+        language: prepared.language,
+        messageId: mailMessageId(`portal-sign-in.${linkId}`, deps.fromAddress),
+      }),
   });
-  try {
-    const receipt = await deps.mailer.send(mail);
-    return { kind: 'mailed', messageId: receipt.messageId };
-  } catch (err) {
-    if (err instanceof MailDeliveryError && err.permanent) return { kind: 'not_sent', outcome: 'refused' };
-    throw err;
-  }
+  return sent.kind === 'refused' ? { kind: 'not_sent', outcome: 'refused' } : { kind: 'mailed', messageId: sentReference(sent) };
 }
 
 /**

@@ -1,0 +1,87 @@
+/**
+ * The channels an outbound document goes out by, behind one port: e-mail (services/mail/mail-port.ts) and letter
+ * (services/letters/letter-port.ts); an e-invoice channel joins here. Every document kind (their deliverers under activities/)
+ * chooses its recipient and composes its mail or letter; `sendDocument` hands it over and says, in one vocabulary,
+ * what became of it:
+ *
+ * - `sent`, with the reference its delivery record keeps (the mail's Message-ID, the letter's reference);
+ * - `refused` for good, with a refusal code: the mail server's 5xx (`mail_rejected`), the letter service's 4xx
+ *   (`letter_rejected`), or nobody to send it to (`customer_email_missing`, `customer_address_missing`,
+ *   `debtor_unreachable`);
+ * - anything that may go through later (SMTP 4xx or unreachable, the letter service's 5xx or no answer) is thrown,
+ *   for the dispatch step's retry policy (workflows/shared/dispatch.ts).
+ *
+ * The send runs inside a durable step that may run again: the mail's Message-ID and the letter's id are the
+ * document's own, so a retried send is the same mail or letter.
+ */
+import type { Letter, LetterAddress, LetterService } from '../letters/letter-port.ts';
+import { MailDeliveryError, type Mailer, type OutgoingMail } from '../mail/mail-port.ts';
+import { DomainError } from '../shared/errors.ts';
+
+export type RefusalCode = 'mail_rejected' | 'letter_rejected' | 'customer_email_missing' | 'customer_address_missing' | 'debtor_unreachable';
+
+export type PostalAddress = LetterAddress & { country: string };
+
+/** Whom a document goes to, by which channel. */
+export type Recipient = { channel: 'email'; name: string; email: string } | { channel: 'letter'; address: PostalAddress };
+
+export type Refused = { kind: 'refused'; code: RefusalCode; reason: string; smtpCode?: number };
+
+export type ChannelOutcome =
+  | { kind: 'sent'; channel: 'email'; messageId: string; accepted: boolean; response: string }
+  | { kind: 'sent'; channel: 'letter'; reference: string }
+  | Refused;
+
+export interface Channels {
+  mailer: Mailer;
+  letters?: LetterService;
+}
+
+/** What one document is on each channel: its mail for an e-mail recipient, its letter for a postal one. */
+export interface Outbound {
+  mail: (to: Extract<Recipient, { channel: 'email' }>) => OutgoingMail;
+  letter?: (to: PostalAddress) => Letter;
+}
+
+export const refused = (code: RefusalCode, reason: string): Refused => ({ kind: 'refused', code, reason });
+
+/** A postal recipient when the address is whole (street, postal code and city), else null. */
+export function postalRecipient(
+  name: string,
+  a: { street: string | null; postalCode: string | null; city: string | null; country: string | null },
+): Recipient | null {
+  return a.street && a.postalCode && a.city
+    ? { channel: 'letter', address: { name, street: a.street, postalCode: a.postalCode, city: a.city, country: a.country ?? 'DK' } }
+    : null;
+}
+
+/** The letter of a stored document, from the organisation's address (blank where it has none) to `to`. */
+export function documentLetter(
+  letter: Omit<Letter, 'recipient' | 'sender'>,
+  sender: { name: string; street: string | null; postalCode: string | null; city: string | null },
+): (to: PostalAddress) => Letter {
+  return (to) => ({ ...letter, recipient: to, sender: { name: sender.name, street: sender.street ?? '', postalCode: sender.postalCode ?? '', city: sender.city ?? '' } });
+}
+
+/** The reference a delivery record keeps of a sent document: the mail's Message-ID or the letter's reference. */
+export const sentReference = (sent: Extract<ChannelOutcome, { kind: 'sent' }>): string => (sent.channel === 'email' ? sent.messageId : sent.reference);
+
+export async function sendDocument(channels: Channels, to: Recipient, outbound: Outbound): Promise<ChannelOutcome> {
+  if (to.channel === 'email') {
+    try {
+      const receipt = await channels.mailer.send(outbound.mail(to));
+      return { kind: 'sent', channel: 'email', messageId: receipt.messageId, accepted: receipt.accepted, response: receipt.response.slice(0, 200) };
+    } catch (err) {
+      if (!(err instanceof MailDeliveryError && err.permanent)) throw err;
+      return { ...refused('mail_rejected', err.message.slice(0, 1000)), ...(err.smtpCode ? { smtpCode: err.smtpCode } : {}) };
+    }
+  }
+  if (!channels.letters || !outbound.letter) throw new Error('this document has no letter channel');
+  try {
+    const sent = await channels.letters.send(outbound.letter(to.address));
+    return { kind: 'sent', channel: 'letter', reference: sent.reference };
+  } catch (err) {
+    if (err instanceof DomainError && err.code === 'letter_rejected') return refused('letter_rejected', err.message.slice(0, 1000));
+    throw err;
+  }
+}
