@@ -1,17 +1,15 @@
 /**
  * The e-mail that carries a collection case's own påkrav (services/cases/case-paakrav-document.ts): subject and
  * bodies in the document's language, the stored PDF attached, the organisation as the sender's name and as
- * Reply-To. Its Message-ID is derived from the case alone (`case-paakrav-<caseId>@<sending domain>`), so a retried
- * send is the same mail. The body does not repeat the deadline: the letter (the PDF) carries it, and the mail stays
+ * Reply-To, laid out by the one document-mail composer (compose-mail.ts). Its Message-ID is derived from the case
+ * alone (`case-paakrav-<caseId>@<sending domain>`), so a retried send is the same mail. The body does not repeat the deadline: the letter (the PDF) carries it, and the mail stays
  * the same on every retry whatever day the step runs.
  */
-import Handlebars from 'handlebars';
 import type { CasePaakravView } from '../../services/cases/case-paakrav-document.ts';
 import { mailMessageId, type OutgoingMail } from '../../services/mail/mail-port.ts';
 import { formatOere } from '../../services/shared/money.ts';
 import { COLLECTION_FEE_OERE } from '../pdf/text-pieces.ts';
-
-type Lang = CasePaakravView['language'];
+import { composeDocumentMail, oneLine, type DocumentMailData } from './compose-mail.ts';
 
 const WORDS = {
   da: {
@@ -20,7 +18,7 @@ const WORDS = {
     greeting: (name: string) => `Kære ${name},`,
     intro: (creditor: string) =>
       `Vi har ikke modtaget betaling af et forfaldent krav fra ${creditor}. Vedhæftet er et påkrav efter inkassolovens § 10 med kravet, betalingsfristen og betalingsoplysningerne.`,
-    total: (amount: string) => `I alt at betale: ${amount}`,
+    total: 'I alt at betale',
     warning: (fee: string) =>
       `Er beløbet ikke betalt inden fristen i påkravet, overdrages kravet til inkasso. Det medfører yderligere omkostninger for dig, herunder et inkassogebyr på ${fee} efter rentelovens § 9 b, stk. 3.`,
     alreadyPaid: 'Har du allerede betalt, kan du se bort fra denne mail.',
@@ -32,58 +30,13 @@ const WORDS = {
     greeting: (name: string) => `Dear ${name},`,
     intro: (creditor: string) =>
       `We have not received payment of an overdue claim from ${creditor}. Attached is a demand for payment under section 10 of the Danish Debt Collection Act, with the claim, the payment deadline and how to pay.`,
-    total: (amount: string) => `Total to pay: ${amount}`,
+    total: 'Total to pay',
     warning: (fee: string) =>
       `If the amount is not paid by the deadline in the demand, the claim will be handed over to debt collection. This will add further costs for you, including a collection fee of ${fee} under section 9 b(3) of the Danish Interest Act.`,
     alreadyPaid: 'If you have already paid, please disregard this mail.',
     closing: 'Kind regards',
   },
 } as const;
-
-interface MailData {
-  lang: Lang;
-  subject: string;
-  greeting: string;
-  intro: string;
-  total: string;
-  warning: string;
-  alreadyPaid: string;
-  closing: string;
-  sellerName: string;
-}
-
-const HTML = `<!DOCTYPE html>
-<html lang="{{lang}}"><head><meta charset="utf-8"><title>{{subject}}</title></head>
-<body style="font-family: Arial, sans-serif; font-size: 14px; color: #1a1a1a;">
-<p>{{greeting}}</p>
-<p>{{intro}}</p>
-<p><strong>{{total}}</strong></p>
-<p style="border: 2px solid #1a1a1a; padding: 8px;">{{warning}}</p>
-<p>{{alreadyPaid}}</p>
-<p>{{closing}}<br>{{sellerName}}</p>
-</body></html>
-`;
-const TEXT = `{{greeting}}
-
-{{intro}}
-
-{{total}}
-
-{{warning}}
-
-{{alreadyPaid}}
-
-{{closing}}
-{{sellerName}}
-`;
-
-// An isolated instance, strict: a misspelt field fails loudly instead of rendering as nothing.
-const hbs = Handlebars.create();
-const renderHtml = hbs.compile<MailData>(HTML, { strict: true });
-const renderText = hbs.compile<MailData>(TEXT, { strict: true, noEscape: true });
-
-// A line break in a name would end a header early; names come from integrators.
-const oneLine = (s: string): string => s.replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, ' ').trim();
 
 /** `case-paakrav-<caseId>@<the sending domain>`: one Message-ID per case's påkrav, the same on every retried send. */
 export const casePaakravMessageId = (caseId: string, fromAddress: string): string => mailMessageId(`case-paakrav-${caseId}`, fromAddress);
@@ -106,25 +59,27 @@ export function composeCasePaakravMail(input: CasePaakravMailInput): OutgoingMai
   const sellerName = oneLine(view.creditor.name);
   const ref = view.invoiceNumber !== null ? (lang === 'da' ? `faktura nr. ${view.invoiceNumber}` : `invoice no. ${view.invoiceNumber}`) : (lang === 'da' ? `sag nr. ${view.caseNumber}` : `case no. ${view.caseNumber}`);
   const subject = oneLine(w.subject(sellerName, ref));
-  const data: MailData = {
+  const data: DocumentMailData = {
     lang,
     subject,
     greeting: w.greeting(oneLine(input.recipientName)),
     intro: w.intro(sellerName),
-    total: w.total(formatOere(view.totalOere, lang)),
+    facts: [{ label: w.total, value: formatOere(view.totalOere, lang) }],
     warning: w.warning(formatOere(COLLECTION_FEE_OERE, lang)),
+    payment: null,
+    paymentCode: null,
+    paymentLink: null,
     alreadyPaid: w.alreadyPaid,
     closing: w.closing,
     sellerName,
+    trackingPixelUrl: null,
   };
-  return {
-    from: { name: sellerName, address: input.fromAddress },
+  return composeDocumentMail({
+    data,
+    fromAddress: input.fromAddress,
     replyTo: view.creditor.email,
     to: input.to,
-    subject,
-    html: renderHtml(data),
-    text: renderText(data),
-    attachments: [{ filename: w.fileName(view.caseNumber), contentType: 'application/pdf', content: input.pdf }],
+    attachment: { filename: w.fileName(view.caseNumber), pdf: input.pdf },
     messageId: casePaakravMessageId(view.caseId, input.fromAddress),
-  };
+  });
 }

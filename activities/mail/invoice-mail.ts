@@ -1,16 +1,14 @@
 /**
  * The e-mail that carries an issued invoice or credit note: subject and bodies in the customer's language, the PDF
- * attached, the organisation as the sender's name and as Reply-To. Wording lives in the dictionary below and layout
- * in templates/; every value reaches the HTML through Handlebars' escaping (the text body is plain text and is not
- * escaped).
+ * attached, the organisation as the sender's name and as Reply-To. Wording lives in the dictionary below, layout
+ * and escaping in the one document-mail composer (compose-mail.ts).
  */
-import { readFileSync } from 'node:fs';
-import Handlebars from 'handlebars';
 import type { InvoiceDocumentView } from '../../services/invoices/invoice-document.ts';
 import type { OutgoingMail } from '../../services/mail/mail-port.ts';
 // The PDF's own formatting, so the mail and the attached document show amounts and dates alike.
 import { formatOere } from '../../services/shared/money.ts';
 import { formatDate } from '../pdf/invoice-template.ts';
+import { composeDocumentMail, oneLine, webUrl, type DocumentMailData } from './compose-mail.ts';
 
 type Lang = InvoiceDocumentView['language'];
 
@@ -87,38 +85,6 @@ const WORDS: Record<Lang, Words> = {
   },
 };
 
-interface TemplateData {
-  lang: Lang;
-  subject: string;
-  greeting: string;
-  intro: string;
-  facts: { label: string; value: string }[];
-  payment: string | null;
-  paymentLink: { label: string; url: string } | null;
-  closing: string;
-  sellerName: string;
-  trackingPixelUrl: string | null;
-}
-
-// An isolated instance: helpers registered elsewhere cannot change what these templates do. strict: a misspelt
-// field fails loudly instead of rendering as nothing.
-const hbs = Handlebars.create();
-const template = (file: string, escape: boolean) =>
-  hbs.compile<TemplateData>(readFileSync(new URL(`./templates/${file}`, import.meta.url), 'utf8'), { strict: true, noEscape: !escape });
-const renderHtml = template('invoice.html.hbs', true);
-const renderText = template('invoice.txt.hbs', false);
-
-// Only web links may sit in href/src; anything else (javascript:, data:) would be a hole in the mail.
-const webUrl = (what: string, raw: string | null): string | null => {
-  if (raw === null) return null;
-  const url = new URL(raw);
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`the ${what} must be an http(s) URL`);
-  return url.href;
-};
-
-// A line break in a name would end the Subject header early; names come from integrators.
-const oneLine = (s: string): string => s.replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, ' ').trim();
-
 export interface InvoiceMailInput {
   view: InvoiceDocumentView;
   /** The organisation: its name is the sender's display name, its e-mail (if any) the Reply-To. */
@@ -163,7 +129,7 @@ export function composeInvoiceMail(input: InvoiceMailInput): OutgoingMail {
     facts.push({ label: w.labels.amountCredited, value: formatOere(view.grossOere, lang) });
   }
 
-  const data: TemplateData = {
+  const data: DocumentMailData = {
     lang,
     subject,
     greeting: `${w.greeting(view.buyer.contactPerson ?? view.buyer.name)},`,
@@ -174,16 +140,10 @@ export function composeInvoiceMail(input: InvoiceMailInput): OutgoingMail {
     closing: w.closing,
     sellerName,
     trackingPixelUrl: webUrl('tracking pixel', input.trackingPixelUrl),
+    warning: null,
+    paymentCode: null,
+    alreadyPaid: null,
   };
-
-  return {
-    from: { name: sellerName, address: input.fromAddress },
-    replyTo: input.seller.email,
-    to: input.to,
-    subject,
-    html: renderHtml(data),
-    text: renderText(data),
-    attachments: [{ filename: `${w.fileName[view.kind]}-${n}.pdf`, contentType: 'application/pdf', content: input.pdf }],
-    messageId: input.messageId,
-  };
+  const attachment = { filename: `${w.fileName[view.kind]}-${n}.pdf`, pdf: input.pdf };
+  return composeDocumentMail({ data, fromAddress: input.fromAddress, replyTo: input.seller.email, to: input.to, attachment, messageId: input.messageId });
 }

@@ -3,12 +3,11 @@
  * the document's language, the reminder's PDF attached, the organisation as the sender's name and as Reply-To (as the
  * invoice mail). Its Message-ID is derived from the reminder alone, so a retried send is the same mail.
  */
-import { readFileSync } from 'node:fs';
-import Handlebars from 'handlebars';
 import { mailMessageId, type OutgoingMail } from '../../services/mail/mail-port.ts';
 import type { ReminderDocumentView } from '../../services/reminders/reminder-document.ts';
 import { formatOere } from '../../services/shared/money.ts';
 import { formatDate } from '../pdf/invoice-template.ts';
+import { composeDocumentMail, oneLine, webUrl, type DocumentMailData } from './compose-mail.ts';
 
 type Lang = ReminderDocumentView['language'];
 type Variant = 'payment_reminder' | 'reminder' | 'demand';
@@ -82,39 +81,6 @@ const WORDS: Record<Lang, Words> = {
   },
 };
 
-interface TemplateData {
-  lang: Lang;
-  subject: string;
-  greeting: string;
-  intro: string;
-  facts: { label: string; value: string }[];
-  warning: string | null;
-  payment: string | null;
-  paymentCode: string | null;
-  paymentLink: { label: string; url: string } | null;
-  alreadyPaid: string;
-  closing: string;
-  sellerName: string;
-}
-
-// An isolated instance, strict: a misspelt field fails loudly instead of rendering as nothing.
-const hbs = Handlebars.create();
-const template = (file: string, escape: boolean) =>
-  hbs.compile<TemplateData>(readFileSync(new URL(`./templates/${file}`, import.meta.url), 'utf8'), { strict: true, noEscape: !escape });
-const renderHtml = template('reminder.html.hbs', true);
-const renderText = template('reminder.txt.hbs', false);
-
-// Only web links may sit in an href; anything else (javascript:, data:) would be a hole in the mail.
-const webUrl = (raw: string | null): string | null => {
-  if (raw === null) return null;
-  const url = new URL(raw);
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error('the payment link must be an http(s) URL');
-  return url.href;
-};
-
-// A line break in a name would end a header early; names come from integrators.
-const oneLine = (s: string): string => s.replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, ' ').trim();
-
 /** `reminder-<id>@<the sending domain>`: one Message-ID per reminder, the same on every retried send. */
 export const reminderMessageId = (reminderId: string, fromAddress: string): string => mailMessageId(`reminder-${reminderId}`, fromAddress);
 
@@ -141,9 +107,9 @@ export function composeReminderMail(input: ReminderMailInput): OutgoingMail {
   const fileName = variant === 'payment_reminder' ? w.fileName.payment_reminder(i) : w.fileName[variant](n!, i);
   const deadline = formatDate(view.deadline, lang);
   const { bankReg, bankAccount } = view.seller;
-  const url = webUrl(view.paymentLink?.url ?? null);
+  const url = webUrl('payment link', view.paymentLink?.url ?? null);
 
-  const data: TemplateData = {
+  const data: DocumentMailData = {
     lang,
     subject,
     greeting: `${w.greeting(view.buyer.contactPerson ?? view.buyer.name)},`,
@@ -162,16 +128,14 @@ export function composeReminderMail(input: ReminderMailInput): OutgoingMail {
     alreadyPaid: w.alreadyPaid,
     closing: w.closing,
     sellerName,
+    trackingPixelUrl: null,
   };
-
-  return {
-    from: { name: sellerName, address: input.fromAddress },
+  return composeDocumentMail({
+    data,
+    fromAddress: input.fromAddress,
     replyTo: view.seller.email,
     to: input.to,
-    subject,
-    html: renderHtml(data),
-    text: renderText(data),
-    attachments: [{ filename: fileName, contentType: 'application/pdf', content: input.pdf }],
+    attachment: { filename: fileName, pdf: input.pdf },
     messageId: reminderMessageId(view.reminderId, input.fromAddress),
-  };
+  });
 }

@@ -1,0 +1,70 @@
+/**
+ * The one composer of the mails that carry a document (the invoice or credit note, the reminder, the demand letter,
+ * the case's påkrav): every kind supplies its words in the document's language (its own module beside this one) and
+ * this module lays them out in templates/document.{html,txt}.hbs, with the stored PDF attached and the organisation
+ * as the sender's name and as Reply-To. Every value reaches the HTML through Handlebars' escaping (the text body is
+ * plain text and is not escaped). A section whose value is null is left out.
+ */
+import { readFileSync } from 'node:fs';
+import Handlebars from 'handlebars';
+import type { OutgoingMail } from '../../services/mail/mail-port.ts';
+
+export interface DocumentMailData {
+  lang: 'da' | 'en';
+  subject: string;
+  greeting: string;
+  intro: string;
+  facts: { label: string; value: string }[];
+  /** What happens if the claim is not paid (reminders with a warning, the påkrav). */
+  warning: string | null;
+  payment: string | null;
+  paymentCode: string | null;
+  paymentLink: { label: string; url: string } | null;
+  alreadyPaid: string | null;
+  closing: string;
+  sellerName: string;
+  trackingPixelUrl: string | null;
+}
+
+// An isolated instance: helpers registered elsewhere cannot change what these templates do. strict: a misspelt
+// field fails loudly instead of rendering as nothing.
+const hbs = Handlebars.create();
+const template = (file: string, escape: boolean) =>
+  hbs.compile<DocumentMailData>(readFileSync(new URL(`./templates/${file}`, import.meta.url), 'utf8'), { strict: true, noEscape: !escape });
+const renderHtml = template('document.html.hbs', true);
+const renderText = template('document.txt.hbs', false);
+
+/** Only web links may sit in href/src; anything else (javascript:, data:) would be a hole in the mail. */
+export function webUrl(what: string, raw: string | null): string | null {
+  if (raw === null) return null;
+  const url = new URL(raw);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`the ${what} must be an http(s) URL`);
+  return url.href;
+}
+
+/** A line break in a name would end a header (the Subject) early; names come from integrators. */
+export const oneLine = (s: string): string => s.replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, ' ').trim();
+
+export interface DocumentMail {
+  data: DocumentMailData;
+  /** The service's own sending address (MAIL_FROM_ADDRESS); `data.sellerName` is the display name. */
+  fromAddress: string;
+  /** The organisation's e-mail, if any. */
+  replyTo: string | null;
+  to: string;
+  attachment: { filename: string; pdf: Buffer };
+  messageId: string;
+}
+
+export function composeDocumentMail(m: DocumentMail): OutgoingMail {
+  return {
+    from: { name: m.data.sellerName, address: m.fromAddress },
+    replyTo: m.replyTo,
+    to: m.to,
+    subject: m.data.subject,
+    html: renderHtml(m.data),
+    text: renderText(m.data),
+    attachments: [{ filename: m.attachment.filename, contentType: 'application/pdf', content: m.attachment.pdf }],
+    messageId: m.messageId,
+  };
+}
