@@ -3,7 +3,7 @@ import Handlebars from 'handlebars';
 import type { CasePaakravView } from '../../services/cases/case-paakrav-document.ts';
 import { formatOere } from '../../services/shared/money.ts';
 import { addressLines, formatDate } from './invoice-template.ts';
-import { COLLECTION_FEE_OERE, keep, pieces, type TextPiece } from './text-pieces.ts';
+import { COLLECTION_FEE_OERE, DEMAND_WORDS, keep, pieces, type TextPiece } from './text-pieces.ts';
 
 /**
  * A collection case's own demand letter (påkrav, Inkassoloven § 10; danish-rules.md 4) as self-contained HTML, Danish
@@ -17,14 +17,12 @@ type Language = CasePaakravView['language'];
 
 const TEXTS = {
   da: {
+    ...DEMAND_WORDS.da,
     title: 'Påkrav',
     subtitle: `Påkrav efter inkassolovens ${keep('§ 10')}`,
     creditor: 'Kreditor',
     debtor: 'Skyldner',
     debtors: 'Skyldnere',
-    cvr: 'CVR-nr.',
-    email: 'E-mail',
-    date: 'Dato',
     caseNumber: 'Sagsnr.',
     reference: 'Jeres reference',
     invoiceNumber: 'Fakturanr.',
@@ -39,30 +37,16 @@ const TEXTS = {
     principalTotal: 'Hovedstol i alt',
     fees: 'Rykkergebyrer',
     paid: 'Betalt og krediteret',
-    total: 'I alt at betale',
-    request: (deadline: string) => `Vi beder dig betale det samlede beløb senest ${deadline}.`,
     warningTitle: 'Varsel om inkasso',
-    warning: (deadline: string, fee: string) =>
-      `Er det samlede beløb ikke betalt senest ${deadline}, overdrager vi kravet til inkasso uden yderligere varsel. ` +
-      `Det medfører yderligere omkostninger for dig, herunder et inkassogebyr på ${fee} efter rentelovens ${keep('§ 9 b, stk. 3')}, og øvrige inkassoomkostninger.`,
-    payment: 'Betaling',
-    payBy: 'Betales senest',
-    amount: 'Beløb',
-    bankReg: 'Reg.nr.',
-    bankAccount: 'Kontonr.',
-    paymentReference: 'Betalingsreference',
     paymentHint: 'Angiv betalingsreferencen ved betaling.',
-    contact: (email: string) => `Har du spørgsmål til kravet, eller har du allerede betalt, så kontakt os på ${email}.`,
   },
   en: {
+    ...DEMAND_WORDS.en,
     title: 'Demand for payment',
     subtitle: `Demand under ${keep('section 10')} of the Danish Debt Collection Act`,
     creditor: 'Creditor',
     debtor: 'Debtor',
     debtors: 'Debtors',
-    cvr: 'CVR no.',
-    email: 'Email',
-    date: 'Date',
     caseNumber: 'Case no.',
     reference: 'Your reference',
     invoiceNumber: 'Invoice no.',
@@ -77,20 +61,8 @@ const TEXTS = {
     principalTotal: 'Principal in total',
     fees: 'Reminder fees',
     paid: 'Paid and credited',
-    total: 'Total to pay',
-    request: (deadline: string) => `Please pay the total amount no later than ${deadline}.`,
     warningTitle: 'Notice of debt collection',
-    warning: (deadline: string, fee: string) =>
-      `If the total amount is not paid by ${deadline}, the claim will be handed over to debt collection without further notice. ` +
-      `This will add further costs for you, including a collection fee of ${fee} under ${keep('section 9 b(3)')} of the Danish Interest Act (renteloven) and other collection costs.`,
-    payment: 'Payment',
-    payBy: 'Pay by',
-    amount: 'Amount',
-    bankReg: 'Reg. no.',
-    bankAccount: 'Account no.',
-    paymentReference: 'Payment reference',
     paymentHint: 'Please state the payment reference when paying.',
-    contact: (email: string) => `If you have questions about the claim, or if you have already paid, please contact us at ${email}.`,
   },
 } as const;
 

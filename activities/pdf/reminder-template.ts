@@ -3,7 +3,7 @@ import Handlebars from 'handlebars';
 import type { ReminderDocumentView } from '../../services/reminders/reminder-document.ts';
 import { formatOere } from '../../services/shared/money.ts';
 import { addressLines, formatDate } from './invoice-template.ts';
-import { COLLECTION_FEE_OERE, keep, pieces, type TextPiece } from './text-pieces.ts';
+import { COLLECTION_FEE_OERE, DEMAND_WORDS, keep, pieces, type TextPiece } from './text-pieces.ts';
 import { logoDataUrl } from '../../services/branding/document-logo.ts';
 
 /**
@@ -17,15 +17,13 @@ type Language = ReminderDocumentView['language'];
 
 const TEXTS = {
   da: {
+    ...DEMAND_WORDS.da,
     paymentReminder: 'Betalingspåmindelse',
     reminder: (n: number) => `Rykker nr. ${n}`,
     demandLetter: 'Påkrav',
     demandSubtitle: (n: number) => `Rykker nr. ${n} — påkrav efter inkassolovens ${keep('§ 10')}`,
     customer: 'Kunde',
     attention: 'Att.',
-    cvr: 'CVR-nr.',
-    email: 'E-mail',
-    date: 'Dato',
     invoiceNumber: 'Fakturanr.',
     invoiceDate: 'Fakturadato',
     dueDate: 'Oprindelig forfaldsdato',
@@ -38,38 +36,24 @@ const TEXTS = {
       demand: (n: number, date: string, due: string) =>
         `Vi har fortsat ikke modtaget betaling af faktura nr. ${n} af ${date}, som forfaldt til betaling ${due}. Dette brev er et påkrav, jf. inkassolovens ${keep('§ 10')}.`,
     },
-    request: (deadline: string) => `Vi beder dig betale det samlede beløb senest ${deadline}.`,
     principal: 'Resterende fakturabeløb',
     feesBefore: 'Rykkergebyrer tidligere opkrævet',
     fee: { payment_reminder: 'Gebyr for denne påmindelse', reminder: 'Rykkergebyr for denne rykker' },
     paidTowardsFees: 'Betalt af gebyrerne',
-    total: 'I alt at betale',
     feeBasis: 'Rykkergebyret opkræves efter rentelovens § 9 b.',
     warningTitle: 'Påkrav — varsel om inkasso',
-    warning: (deadline: string, fee: string) =>
-      `Er det samlede beløb ikke betalt senest ${deadline}, overdrager vi kravet til inkasso uden yderligere varsel. ` +
-      `Det medfører yderligere omkostninger for dig, herunder et inkassogebyr på ${fee} efter rentelovens ${keep('§ 9 b, stk. 3')}, og øvrige inkassoomkostninger.`,
-    payment: 'Betaling',
-    payBy: 'Betales senest',
-    amount: 'Beløb',
-    bankReg: 'Reg.nr.',
-    bankAccount: 'Kontonr.',
-    paymentReference: 'Betalingsreference',
     paymentCode: 'Betalingskode',
     payOnline: 'Betal online',
     paymentHint: 'Angiv fakturanummeret som reference ved betaling.',
-    contact: (email: string) => `Har du spørgsmål til kravet, eller har du allerede betalt, så kontakt os på ${email}.`,
   },
   en: {
+    ...DEMAND_WORDS.en,
     paymentReminder: 'Payment reminder',
     reminder: (n: number) => `Reminder no. ${n}`,
     demandLetter: 'Demand for payment',
     demandSubtitle: (n: number) => `Reminder no. ${n} — demand under ${keep('section 10')} of the Danish Debt Collection Act`,
     customer: 'Customer',
     attention: 'Attn.',
-    cvr: 'CVR no.',
-    email: 'Email',
-    date: 'Date',
     invoiceNumber: 'Invoice no.',
     invoiceDate: 'Invoice date',
     dueDate: 'Original due date',
@@ -81,27 +65,15 @@ const TEXTS = {
       demand: (n: number, date: string, due: string) =>
         `We have still not received payment of invoice no. ${n} of ${date}, which was due on ${due}. This letter is a demand for payment under section 10 of the Danish Debt Collection Act (inkassoloven).`,
     },
-    request: (deadline: string) => `Please pay the total amount no later than ${deadline}.`,
     principal: 'Invoice amount outstanding',
     feesBefore: 'Reminder fees charged before',
     fee: { payment_reminder: 'Fee for this reminder', reminder: 'Fee for this reminder' },
     paidTowardsFees: 'Paid towards the fees',
-    total: 'Total to pay',
     feeBasis: 'The reminder fee is charged under section 9 b of the Danish Interest Act (renteloven).',
     warningTitle: 'Demand for payment — notice of debt collection',
-    warning: (deadline: string, fee: string) =>
-      `If the total amount is not paid by ${deadline}, the claim will be handed over to debt collection without further notice. ` +
-      `This will add further costs for you, including a collection fee of ${fee} under ${keep('section 9 b(3)')} of the Danish Interest Act (renteloven) and other collection costs.`,
-    payment: 'Payment',
-    payBy: 'Pay by',
-    amount: 'Amount',
-    bankReg: 'Reg. no.',
-    bankAccount: 'Account no.',
-    paymentReference: 'Payment reference',
     paymentCode: 'Payment code',
     payOnline: 'Pay online',
     paymentHint: 'Please state the invoice number as the reference when paying.',
-    contact: (email: string) => `If you have questions about the claim, or if you have already paid, please contact us at ${email}.`,
   },
 } as const;
 
