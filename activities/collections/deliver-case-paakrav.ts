@@ -13,26 +13,13 @@
  */
 import type { CaseAddressJson } from '../../services/cases/case-paakrav-document.ts';
 import { decryptAddress, loadCasePaakravView, readCaseDebtors, readCaseRow, readInvoiceClaim } from '../../services/cases/case-paakrav-document.ts';
-import type { DocumentStore } from '../../services/documents/document-store.ts';
 import { loadBuyer } from '../../services/invoices/document-parties.ts';
-import type { LetterService } from '../../services/letters/letter-port.ts';
-import type { Mailer } from '../../services/mail/mail-port.ts';
-import type { Keyring } from '../../services/shared/crypto.ts';
-import type { Db } from '../../services/shared/db.ts';
 import { isUuid } from '../../services/shared/ids.ts';
-import { documentLetter, postalRecipient, refused, sendDocument, sentReference, type Recipient, type Refused } from '../../services/dispatch/channels.ts';
+import { documentLetter, postalRecipient, refused, sendDocument, sentReference, type DeliveryDeps, type Recipient, type Refused } from '../../services/dispatch/channels.ts';
 import { storedDocument } from '../../services/dispatch/stored-document.ts';
 import { composeCasePaakravMail } from '../mail/case-paakrav-mail.ts';
 
-export interface CasePaakravDeliveryDeps {
-  db: Db;
-  keyring: Keyring;
-  documents: DocumentStore;
-  mailer: Mailer;
-  letters: LetterService;
-  /** The service's own sending address (MAIL_FROM_ADDRESS). */
-  fromAddress: string;
-}
+export type CasePaakravDeliveryDeps = DeliveryDeps;
 
 export type CasePaakravDelivery = { kind: 'sent'; channel: 'email' | 'letter'; reference: string } | Refused;
 

@@ -1,21 +1,11 @@
-import type { DocumentStore } from '../../services/documents/document-store.ts';
-import type { Mailer } from '../../services/mail/mail-port.ts';
-import type { Keyring } from '../../services/shared/crypto.ts';
-import type { Db } from '../../services/shared/db.ts';
 import { recordEvent } from '../../services/events/record-event.ts';
 import { loadDocumentView } from '../../services/invoices/load-document-view.ts';
 import { recordTimeline } from '../../services/invoices/record-timeline.ts';
-import { refused, sendDocument, type ChannelOutcome, type Refused } from '../../services/dispatch/channels.ts';
+import { refused, sendDocument, type ChannelOutcome, type DeliveryDeps, type Refused } from '../../services/dispatch/channels.ts';
 import { storedDocument } from '../../services/dispatch/stored-document.ts';
 import { composeInvoiceMail } from '../mail/invoice-mail.ts';
 
-export interface InvoiceMailDeps {
-  db: Db;
-  keyring: Keyring;
-  documents: DocumentStore;
-  mailer: Mailer;
-  fromAddress: string;
-  /** URL of the tracking pixel for an invoice, or null when the API has no public address to put in a mail. */
+export interface InvoiceMailDeps extends Omit<DeliveryDeps, 'letters'> {  /** URL of the tracking pixel for an invoice, or null when the API has no public address to put in a mail. */
   trackingPixelUrl: (organizationId: string, invoiceId: string) => string | null;
 }
 

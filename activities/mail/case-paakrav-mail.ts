@@ -9,7 +9,7 @@ import type { CasePaakravView } from '../../services/cases/case-paakrav-document
 import { mailMessageId, type OutgoingMail } from '../../services/mail/mail-port.ts';
 import { formatOere } from '../../services/shared/money.ts';
 import { COLLECTION_FEE_OERE } from '../pdf/text-pieces.ts';
-import { composeDocumentMail, oneLine, type DocumentMailData } from './compose-mail.ts';
+import { composeDocumentMail, oneLine, type DocumentMailData, type DocumentMailInput } from './compose-mail.ts';
 
 const WORDS = {
   da: {
@@ -41,15 +41,9 @@ const WORDS = {
 /** `case-paakrav-<caseId>@<the sending domain>`: one Message-ID per case's påkrav, the same on every retried send. */
 export const casePaakravMessageId = (caseId: string, fromAddress: string): string => mailMessageId(`case-paakrav-${caseId}`, fromAddress);
 
-export interface CasePaakravMailInput {
-  view: CasePaakravView;
-  /** The service's own sending address (MAIL_FROM_ADDRESS); the organisation's name is the display name. */
-  fromAddress: string;
-  to: string;
+export interface CasePaakravMailInput extends DocumentMailInput<CasePaakravView> {
   /** Whom the greeting names. */
   recipientName: string;
-  /** The påkrav's stored PDF. */
-  pdf: Buffer;
 }
 
 export function composeCasePaakravMail(input: CasePaakravMailInput): OutgoingMail {

@@ -68,3 +68,13 @@ export function composeDocumentMail(m: DocumentMail): OutgoingMail {
     messageId: m.messageId,
   };
 }
+
+/** What a kind's mail is composed from: its document view, the stored PDF and the addresses. */
+export interface DocumentMailInput<View> {
+  view: View;
+  /** The service's own sending address (MAIL_FROM_ADDRESS); the organisation's name is the display name. */
+  fromAddress: string;
+  to: string;
+  /** The document's stored PDF. */
+  pdf: Buffer;
+}

@@ -7,7 +7,7 @@ import { mailMessageId, type OutgoingMail } from '../../services/mail/mail-port.
 import type { ReminderDocumentView } from '../../services/reminders/reminder-document.ts';
 import { formatOere } from '../../services/shared/money.ts';
 import { formatDate } from '../pdf/invoice-template.ts';
-import { composeDocumentMail, oneLine, webUrl, type DocumentMailData } from './compose-mail.ts';
+import { composeDocumentMail, oneLine, webUrl, type DocumentMailData, type DocumentMailInput } from './compose-mail.ts';
 
 type Lang = ReminderDocumentView['language'];
 type Variant = 'payment_reminder' | 'reminder' | 'demand';
@@ -84,15 +84,7 @@ const WORDS: Record<Lang, Words> = {
 /** `reminder-<id>@<the sending domain>`: one Message-ID per reminder, the same on every retried send. */
 export const reminderMessageId = (reminderId: string, fromAddress: string): string => mailMessageId(`reminder-${reminderId}`, fromAddress);
 
-export interface ReminderMailInput {
-  view: ReminderDocumentView;
-  /** The service's own sending address (MAIL_FROM_ADDRESS); the organisation's name is the display name. */
-  fromAddress: string;
-  /** The customer's e-mail address. */
-  to: string;
-  /** The reminder's stored PDF. */
-  pdf: Buffer;
-}
+export type ReminderMailInput = DocumentMailInput<ReminderDocumentView>;
 
 export function composeReminderMail(input: ReminderMailInput): OutgoingMail {
   const { view } = input;

@@ -14,27 +14,14 @@
  *
  * The invoice's timeline gets nothing here: the engine wrote the `reminder` entry when it took the step.
  */
-import type { DocumentStore } from '../../services/documents/document-store.ts';
 import { loadBuyer } from '../../services/invoices/document-parties.ts';
-import type { LetterService } from '../../services/letters/letter-port.ts';
-import type { Mailer } from '../../services/mail/mail-port.ts';
 import { loadReminderView } from '../../services/reminders/reminder-document.ts';
-import type { Keyring } from '../../services/shared/crypto.ts';
-import type { Db } from '../../services/shared/db.ts';
 import { isUuid } from '../../services/shared/ids.ts';
-import { documentLetter, postalRecipient, refused, sendDocument, sentReference, type ChannelOutcome, type Recipient } from '../../services/dispatch/channels.ts';
+import { documentLetter, postalRecipient, refused, sendDocument, sentReference, type ChannelOutcome, type DeliveryDeps, type Recipient } from '../../services/dispatch/channels.ts';
 import { storedDocument } from '../../services/dispatch/stored-document.ts';
 import { composeReminderMail } from '../mail/reminder-mail.ts';
 
-export interface ReminderDeliveryDeps {
-  db: Db;
-  keyring: Keyring;
-  documents: DocumentStore;
-  mailer: Mailer;
-  letters: LetterService;
-  /** The service's own sending address (MAIL_FROM_ADDRESS). */
-  fromAddress: string;
-  /** The pay page's address (PAY_BASE_URL), for the payment link in the mail; without it only the code shows. */
+export interface ReminderDeliveryDeps extends DeliveryDeps {  /** The pay page's address (PAY_BASE_URL), for the payment link in the mail; without it only the code shows. */
   payBaseUrl?: string;
 }
 

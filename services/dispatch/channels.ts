@@ -14,8 +14,11 @@
  * The send runs inside a durable step that may run again: the mail's Message-ID and the letter's id are the
  * document's own, so a retried send is the same mail or letter.
  */
+import type { DocumentStore } from '../documents/document-store.ts';
 import type { Letter, LetterAddress, LetterService } from '../letters/letter-port.ts';
 import { MailDeliveryError, type Mailer, type OutgoingMail } from '../mail/mail-port.ts';
+import type { Keyring } from '../shared/crypto.ts';
+import type { Db } from '../shared/db.ts';
 import { DomainError } from '../shared/errors.ts';
 
 export type RefusalCode = 'mail_rejected' | 'letter_rejected' | 'customer_email_missing' | 'customer_address_missing' | 'debtor_unreachable';
@@ -35,6 +38,16 @@ export type ChannelOutcome =
 export interface Channels {
   mailer: Mailer;
   letters?: LetterService;
+}
+
+/** What a deliverer needs: the database, the keyring, the stored documents and the channels. */
+export interface DeliveryDeps extends Channels {
+  db: Db;
+  keyring: Keyring;
+  documents: DocumentStore;
+  letters: LetterService;
+  /** The service's own sending address (MAIL_FROM_ADDRESS). */
+  fromAddress: string;
 }
 
 /** What one document is on each channel: its mail for an e-mail recipient, its letter for a postal one. */

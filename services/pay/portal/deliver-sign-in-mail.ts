@@ -1,19 +1,13 @@
 import { WORK } from '../../../contracts/workflows.ts';
 import { clearWake } from '../../clock/wake-index.ts';
-import { sendDocument, sentReference } from '../../dispatch/channels.ts';
-import { mailMessageId, type Mailer } from '../../mail/mail-port.ts';
-import type { Keyring } from '../../shared/crypto.ts';
+import { sendDocument, sentReference, type DeliveryDeps } from '../../dispatch/channels.ts';
+import { mailMessageId } from '../../mail/mail-port.ts';
 import type { Db } from '../../shared/db.ts';
 import { isUuid } from '../../shared/ids.ts';
 import type { Language } from '../texts.ts';
 import { signInMail } from './sign-in-mail.ts';
 
-export interface SignInMailDeps {
-  db: Db;
-  keyring: Keyring;
-  mailer: Mailer;
-  fromAddress: string;
-}
+export type SignInMailDeps = Pick<DeliveryDeps, 'db' | 'keyring' | 'mailer' | 'fromAddress'>;
 
 /** What one mail step did (journaled by the workflow: no token, no address in it). */
 export type SignInMailAttempt =
