@@ -9,7 +9,7 @@ import type { CasePaakravView } from '../../services/cases/case-paakrav-document
 import { mailMessageId, type OutgoingMail } from '../../services/mail/mail-port.ts';
 import { formatOere } from '../../services/shared/money.ts';
 import { COLLECTION_FEE_OERE } from '../pdf/text-pieces.ts';
-import { composeDocumentMail, oneLine, type DocumentMailData, type DocumentMailInput } from './compose-mail.ts';
+import { composeDocumentMail, oneLine, type DocumentMailParts, type DocumentMailInput } from './compose-mail.ts';
 
 const WORDS = {
   da: {
@@ -53,27 +53,17 @@ export function composeCasePaakravMail(input: CasePaakravMailInput): OutgoingMai
   const sellerName = oneLine(view.creditor.name);
   const ref = view.invoiceNumber !== null ? (lang === 'da' ? `faktura nr. ${view.invoiceNumber}` : `invoice no. ${view.invoiceNumber}`) : (lang === 'da' ? `sag nr. ${view.caseNumber}` : `case no. ${view.caseNumber}`);
   const subject = oneLine(w.subject(sellerName, ref));
-  const data: DocumentMailData = {
+  const data: DocumentMailParts['data'] = {
     lang,
     subject,
     greeting: w.greeting(oneLine(input.recipientName)),
     intro: w.intro(sellerName),
     facts: [{ label: w.total, value: formatOere(view.totalOere, lang) }],
     warning: w.warning(formatOere(COLLECTION_FEE_OERE, lang)),
-    payment: null,
-    paymentCode: null,
-    paymentLink: null,
     alreadyPaid: w.alreadyPaid,
     closing: w.closing,
     sellerName,
-    trackingPixelUrl: null,
   };
-  return composeDocumentMail({
-    data,
-    fromAddress: input.fromAddress,
-    replyTo: view.creditor.email,
-    to: input.to,
-    attachment: { filename: w.fileName(view.caseNumber), pdf: input.pdf },
-    messageId: casePaakravMessageId(view.caseId, input.fromAddress),
-  });
+  const messageId = casePaakravMessageId(view.caseId, input.fromAddress);
+  return composeDocumentMail(input, { data, replyTo: view.creditor.email, filename: w.fileName(view.caseNumber), messageId });
 }

@@ -26,6 +26,10 @@ export interface DocumentMailData {
   trackingPixelUrl: string | null;
 }
 
+/** The sections a kind may leave out: absent, they are not in the mail. */
+type Optional = 'warning' | 'payment' | 'paymentCode' | 'paymentLink' | 'alreadyPaid' | 'trackingPixelUrl';
+const LEFT_OUT: Pick<DocumentMailData, Optional> = { warning: null, payment: null, paymentCode: null, paymentLink: null, alreadyPaid: null, trackingPixelUrl: null };
+
 // An isolated instance: helpers registered elsewhere cannot change what these templates do. strict: a misspelt
 // field fails loudly instead of rendering as nothing.
 const hbs = Handlebars.create();
@@ -45,26 +49,25 @@ export function webUrl(what: string, raw: string | null): string | null {
 /** A line break in a name would end a header (the Subject) early; names come from integrators. */
 export const oneLine = (s: string): string => s.replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, ' ').trim();
 
-export interface DocumentMail {
-  data: DocumentMailData;
-  /** The service's own sending address (MAIL_FROM_ADDRESS); `data.sellerName` is the display name. */
-  fromAddress: string;
+export interface DocumentMailParts {
+  data: Omit<DocumentMailData, Optional> & Partial<Pick<DocumentMailData, Optional>>;
   /** The organisation's e-mail, if any. */
   replyTo: string | null;
-  to: string;
-  attachment: { filename: string; pdf: Buffer };
+  /** The attached PDF's file name. */
+  filename: string;
   messageId: string;
 }
 
-export function composeDocumentMail(m: DocumentMail): OutgoingMail {
+export function composeDocumentMail(input: DocumentMailInput<unknown>, m: DocumentMailParts): OutgoingMail {
+  const data: DocumentMailData = { ...LEFT_OUT, ...m.data };
   return {
-    from: { name: m.data.sellerName, address: m.fromAddress },
+    from: { name: data.sellerName, address: input.fromAddress },
     replyTo: m.replyTo,
-    to: m.to,
-    subject: m.data.subject,
-    html: renderHtml(m.data),
-    text: renderText(m.data),
-    attachments: [{ filename: m.attachment.filename, contentType: 'application/pdf', content: m.attachment.pdf }],
+    to: input.to,
+    subject: data.subject,
+    html: renderHtml(data),
+    text: renderText(data),
+    attachments: [{ filename: m.filename, contentType: 'application/pdf', content: input.pdf }],
     messageId: m.messageId,
   };
 }

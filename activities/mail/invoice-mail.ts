@@ -8,7 +8,7 @@ import type { OutgoingMail } from '../../services/mail/mail-port.ts';
 // The PDF's own formatting, so the mail and the attached document show amounts and dates alike.
 import { formatOere } from '../../services/shared/money.ts';
 import { formatDate } from '../pdf/invoice-template.ts';
-import { composeDocumentMail, oneLine, webUrl, type DocumentMailData } from './compose-mail.ts';
+import { composeDocumentMail, oneLine, webUrl, type DocumentMailInput, type DocumentMailParts } from './compose-mail.ts';
 
 type Lang = InvoiceDocumentView['language'];
 
@@ -85,14 +85,9 @@ const WORDS: Record<Lang, Words> = {
   },
 };
 
-export interface InvoiceMailInput {
-  view: InvoiceDocumentView;
+export interface InvoiceMailInput extends DocumentMailInput<InvoiceDocumentView> {
   /** The organisation: its name is the sender's display name, its e-mail (if any) the Reply-To. */
   seller: { name: string; email: string | null };
-  /** The service's own sending address (MAIL_FROM_ADDRESS). */
-  fromAddress: string;
-  to: string;
-  pdf: Buffer;
   messageId: string;
   trackingPixelUrl: string | null;
   /** Hosted pay page; invoices only. */
@@ -129,7 +124,7 @@ export function composeInvoiceMail(input: InvoiceMailInput): OutgoingMail {
     facts.push({ label: w.labels.amountCredited, value: formatOere(view.grossOere, lang) });
   }
 
-  const data: DocumentMailData = {
+  const data: DocumentMailParts['data'] = {
     lang,
     subject,
     greeting: `${w.greeting(view.buyer.contactPerson ?? view.buyer.name)},`,
@@ -140,10 +135,6 @@ export function composeInvoiceMail(input: InvoiceMailInput): OutgoingMail {
     closing: w.closing,
     sellerName,
     trackingPixelUrl: webUrl('tracking pixel', input.trackingPixelUrl),
-    warning: null,
-    paymentCode: null,
-    alreadyPaid: null,
   };
-  const attachment = { filename: `${w.fileName[view.kind]}-${n}.pdf`, pdf: input.pdf };
-  return composeDocumentMail({ data, fromAddress: input.fromAddress, replyTo: input.seller.email, to: input.to, attachment, messageId: input.messageId });
+  return composeDocumentMail(input, { data, replyTo: input.seller.email, filename: `${w.fileName[view.kind]}-${n}.pdf`, messageId: input.messageId });
 }

@@ -7,7 +7,7 @@ import { mailMessageId, type OutgoingMail } from '../../services/mail/mail-port.
 import type { ReminderDocumentView } from '../../services/reminders/reminder-document.ts';
 import { formatOere } from '../../services/shared/money.ts';
 import { formatDate } from '../pdf/invoice-template.ts';
-import { composeDocumentMail, oneLine, webUrl, type DocumentMailData, type DocumentMailInput } from './compose-mail.ts';
+import { composeDocumentMail, oneLine, webUrl, type DocumentMailParts, type DocumentMailInput } from './compose-mail.ts';
 
 type Lang = ReminderDocumentView['language'];
 type Variant = 'payment_reminder' | 'reminder' | 'demand';
@@ -101,7 +101,7 @@ export function composeReminderMail(input: ReminderMailInput): OutgoingMail {
   const { bankReg, bankAccount } = view.seller;
   const url = webUrl('payment link', view.paymentLink?.url ?? null);
 
-  const data: DocumentMailData = {
+  const data: DocumentMailParts['data'] = {
     lang,
     subject,
     greeting: `${w.greeting(view.buyer.contactPerson ?? view.buyer.name)},`,
@@ -120,14 +120,6 @@ export function composeReminderMail(input: ReminderMailInput): OutgoingMail {
     alreadyPaid: w.alreadyPaid,
     closing: w.closing,
     sellerName,
-    trackingPixelUrl: null,
   };
-  return composeDocumentMail({
-    data,
-    fromAddress: input.fromAddress,
-    replyTo: view.seller.email,
-    to: input.to,
-    attachment: { filename: fileName, pdf: input.pdf },
-    messageId: reminderMessageId(view.reminderId, input.fromAddress),
-  });
+  return composeDocumentMail(input, { data, replyTo: view.seller.email, filename: fileName, messageId: reminderMessageId(view.reminderId, input.fromAddress) });
 }
