@@ -1,8 +1,9 @@
 import * as restate from '@restatedev/restate-sdk';
 import { WORK, WORKFLOW_SERVICES, parseCaseKey, type WorkTarget } from '../contracts/workflows.ts';
 import type { CaseStep } from '../services/cases/take-due-case-step.ts';
-import { dispatchDocument, parkWork } from './shared/dispatch.ts';
-import { sendTo, step } from './shared/durable.ts';
+import { dispatchDocument } from './shared/dispatch.ts';
+import { step } from './shared/durable.ts';
+import { runStepLoop, type LoopResult } from './shared/step-loop.ts';
 
 /**
  * The lifecycle of one collection case, as a virtual object keyed by `<organisation>:<case>`
@@ -35,7 +36,7 @@ export interface CaseActivities {
 /** Steps one wake takes at most (a case has three transitions; one more to find the next wait). */
 const STEPS_PER_WAKE = 4;
 
-export type CaseResult = { steps: number; ended: 'done' | 'wait' | 'parked' | 'continued'; next?: string };
+export type CaseResult = LoopResult;
 
 export function createCase(activities: CaseActivities) {
   return restate.object({
@@ -43,39 +44,33 @@ export function createCase(activities: CaseActivities) {
     handlers: {
       wake: async (ctx: restate.ObjectContext): Promise<CaseResult> => {
         const { organizationId, caseId } = parseCaseKey(ctx.key);
-        const park = async (error: string): Promise<CaseResult> => {
-          await parkWork(ctx, activities, WORK.collectionCase(organizationId, caseId), error);
-          return { steps: 0, ended: 'parked' };
-        };
-        for (let i = 0; i < STEPS_PER_WAKE; i++) {
-          const taken = await step(ctx, `take-step-${i}`, () => activities.takeCaseStep(organizationId, caseId), 'database');
-          if (!taken.ok) return park(taken.failed);
-          const s = taken.value;
-          if (s.kind === 'done') return { steps: i, ended: 'done' };
-          if (s.kind === 'wait') return { steps: i, ended: 'wait', next: s.date };
-          if (s.kind === 'paakrav_recorded') continue;
-          if (s.kind === 'send_paakrav') {
-            const sent = await dispatchDocument(ctx, {
-              name: (verb) => `${verb}-paakrav-${i}`,
-              render: () => activities.renderCasePaakrav(organizationId, caseId, s.sentOn),
-              deliver: (rendered) => activities.deliverCasePaakrav(organizationId, caseId, rendered!.sha256),
-              // Nobody to send it to, or refused for good: the case cannot go on without an operator.
-              refused: (d) => (d.kind === 'refused' ? `påkrav not delivered: ${d.code}: ${d.reason}` : null),
-              record: () => activities.recordCasePaakrav(organizationId, caseId, s.sentOn),
-            });
-            if (!sent.ok) return park(sent.failed);
-            continue;
-          }
-          // The hand-over day.
-          const handed = await step(ctx, `hand-over-${i}`, () => activities.handOverCase(organizationId, caseId, s.handedOverOn), 'mail');
-          if (!handed.ok) return park(handed.failed);
-          if (handed.value.reference !== null) {
+        return runStepLoop(ctx, {
+          service: 'Case',
+          work: WORK.collectionCase(organizationId, caseId),
+          maxSteps: STEPS_PER_WAKE,
+          parkWork: (target, error) => activities.parkWork(target, error),
+          take: () => activities.takeCaseStep(organizationId, caseId),
+          run: async (s, i) => {
+            if (s.kind === 'done' || s.kind === 'wait' || s.kind === 'paakrav_recorded') return null;
+            if (s.kind === 'send_paakrav') {
+              const sent = await dispatchDocument(ctx, {
+                name: (verb) => `${verb}-paakrav-${i}`,
+                render: () => activities.renderCasePaakrav(organizationId, caseId, s.sentOn),
+                deliver: (rendered) => activities.deliverCasePaakrav(organizationId, caseId, rendered!.sha256),
+                // Nobody to send it to, or refused for good: the case cannot go on without an operator.
+                refused: (d) => (d.kind === 'refused' ? `påkrav not delivered: ${d.code}: ${d.reason}` : null),
+                record: () => activities.recordCasePaakrav(organizationId, caseId, s.sentOn),
+              });
+              return sent.ok ? null : sent.failed;
+            }
+            // The hand-over day.
+            const handed = await step(ctx, `hand-over-${i}`, () => activities.handOverCase(organizationId, caseId, s.handedOverOn), 'mail');
+            if (!handed.ok) return handed.failed;
+            if (handed.value.reference === null) return null;
             const recorded = await step(ctx, `record-hand-over-${i}`, () => activities.recordCaseHandOver(organizationId, caseId), 'database');
-            if (!recorded.ok) return park(recorded.failed);
-          }
-        }
-        sendTo(ctx, { service: 'Case', handler: 'wake', key: ctx.key, input: null });
-        return { steps: STEPS_PER_WAKE, ended: 'continued' };
+            return recorded.ok ? null : recorded.failed;
+          },
+        });
       },
     },
   });

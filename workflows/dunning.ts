@@ -1,8 +1,9 @@
 import * as restate from '@restatedev/restate-sdk';
 import { WORK, WORKFLOW_SERVICES, parseDunningKey, type WorkTarget } from '../contracts/workflows.ts';
 import type { DunningStep } from '../services/reminders/take-due-dunning-step.ts';
-import { dispatchDocument, parkWork } from './shared/dispatch.ts';
-import { sendTo, step } from './shared/durable.ts';
+import { dispatchDocument } from './shared/dispatch.ts';
+import { sendTo } from './shared/durable.ts';
+import { runStepLoop, type LoopResult } from './shared/step-loop.ts';
 
 /**
  * The dunning lifecycle of one issued invoice, as a virtual object keyed by `<organisation>:<invoice>`: its
@@ -32,7 +33,7 @@ export interface DunningActivities {
 /** Steps one wake takes at most before it hands the rest to a fresh invocation (a short journal per invocation). */
 const STEPS_PER_WAKE = 16;
 
-export type DunningResult = { steps: number; ended: 'done' | 'wait' | 'parked' | 'continued'; next?: string };
+export type DunningResult = LoopResult;
 
 export function createDunning(activities: DunningActivities) {
   return restate.object({
@@ -40,39 +41,34 @@ export function createDunning(activities: DunningActivities) {
     handlers: {
       wake: async (ctx: restate.ObjectContext): Promise<DunningResult> => {
         const { organizationId, invoiceId } = parseDunningKey(ctx.key);
-        const park = async (error: string): Promise<DunningResult> => {
-          await parkWork(ctx, activities, WORK.dunning(organizationId, invoiceId), error);
-          return { steps: 0, ended: 'parked' };
-        };
-        for (let i = 0; i < STEPS_PER_WAKE; i++) {
-          const taken = await step(ctx, `take-step-${i}`, () => activities.takeDunningStep(organizationId, invoiceId), 'database');
-          if (!taken.ok) return park(taken.failed);
-          const s = taken.value;
-          if (s.kind === 'done') return { steps: i, ended: 'done' };
-          if (s.kind === 'wait') return { steps: i, ended: 'wait', next: s.date };
-          if (s.kind === 'noted') continue;
-          // Collected (autoCollections): the case's lifecycle begins now; this one has ended.
-          if (s.kind === 'collected') {
-            sendTo(ctx, { service: 'Case', handler: 'wake', key: WORK.collectionCase(organizationId, s.caseId).key, input: null });
-            continue;
-          }
-          // A step of another invoice of the customer, taken first for its earlier date: that invoice delivers it.
-          if (s.kind === 'sibling') {
-            sendTo(ctx, { service: 'Dunning', handler: 'wake', key: WORK.dunning(organizationId, s.invoiceId).key, input: null });
-            continue;
-          }
-          const delivered = await dispatchDocument(ctx, {
-            name: (verb) => `${verb}-${i}`,
-            ...(s.documented ? {} : { render: () => activities.renderReminder(s.reminderId) }),
-            ...(s.delivery === 'pending' ? { deliver: () => activities.deliverReminder(s.reminderId) } : {}),
-            record: (attempt) => activities.recordReminderDelivery(s.reminderId, attempt),
-            giveUp: (error) => activities.markReminderUndeliverable(s.reminderId, error),
-          });
-          if (!delivered.ok) return park(delivered.failed);
-        }
-        // Many steps at once (a long clock advance): the rest in a fresh invocation, after this one's journal.
-        sendTo(ctx, { service: 'Dunning', handler: 'wake', key: ctx.key, input: null });
-        return { steps: STEPS_PER_WAKE, ended: 'continued' };
+        return runStepLoop(ctx, {
+          service: 'Dunning',
+          work: WORK.dunning(organizationId, invoiceId),
+          maxSteps: STEPS_PER_WAKE,
+          parkWork: (target, error) => activities.parkWork(target, error),
+          take: () => activities.takeDunningStep(organizationId, invoiceId),
+          run: async (s, i) => {
+            if (s.kind === 'done' || s.kind === 'wait' || s.kind === 'noted') return null;
+            // Collected (autoCollections): the case's lifecycle begins now; this one has ended.
+            if (s.kind === 'collected') {
+              sendTo(ctx, { service: 'Case', handler: 'wake', key: WORK.collectionCase(organizationId, s.caseId).key, input: null });
+              return null;
+            }
+            // A step of another invoice of the customer, taken first for its earlier date: that invoice delivers it.
+            if (s.kind === 'sibling') {
+              sendTo(ctx, { service: 'Dunning', handler: 'wake', key: WORK.dunning(organizationId, s.invoiceId).key, input: null });
+              return null;
+            }
+            const delivered = await dispatchDocument(ctx, {
+              name: (verb) => `${verb}-${i}`,
+              ...(s.documented ? {} : { render: () => activities.renderReminder(s.reminderId) }),
+              ...(s.delivery === 'pending' ? { deliver: () => activities.deliverReminder(s.reminderId) } : {}),
+              record: (attempt) => activities.recordReminderDelivery(s.reminderId, attempt),
+              giveUp: (error) => activities.markReminderUndeliverable(s.reminderId, error),
+            });
+            return delivered.ok ? null : delivered.failed;
+          },
+        });
       },
     },
   });
