@@ -15,6 +15,7 @@
  * The invoice's timeline gets nothing here: the engine wrote the `reminder` entry when it took the step.
  */
 import { loadBuyer } from '../../services/invoices/document-parties.ts';
+import { settleReminderDelivery } from '../../services/dispatch/delivery-lifecycle.ts';
 import { loadReminderView } from '../../services/reminders/reminder-document.ts';
 import { isUuid } from '../../services/shared/ids.ts';
 import { documentLetter, postalRecipient, refused, sendDocument, sentReference, type ChannelOutcome, type DeliveryDeps, type Recipient } from '../../services/dispatch/channels.ts';
@@ -82,14 +83,9 @@ export async function recordReminderDelivery(deps: Pick<ReminderDeliveryDeps, 'd
   if (!isUuid(reminderId)) return { delivery: 'unknown' };
   return deps.db.tx(async (tx) => {
     if (attempt.kind === 'sent') {
-      const reference = sentReference(attempt);
-      await tx`
-        UPDATE reminders SET delivery = 'done', message_id = ${reference}, delivered_at = now(), delivery_error = NULL
-        WHERE id = ${reminderId} AND delivery = 'pending'`;
+      await settleReminderDelivery(tx, reminderId, 'deliver', tx`message_id = ${sentReference(attempt)}, delivered_at = now(), delivery_error = NULL`);
     } else if (attempt.kind === 'refused') {
-      await tx`
-        UPDATE reminders SET status = 'failed', failure_code = ${attempt.code}, delivery = 'none', delivery_error = ${attempt.reason.slice(0, 1000)}
-        WHERE id = ${reminderId} AND delivery = 'pending'`;
+      await settleReminderDelivery(tx, reminderId, 'giveUp', tx`status = 'failed', failure_code = ${attempt.code}, delivery_error = ${attempt.reason.slice(0, 1000)}`);
     }
     const [now] = await tx<{ delivery: string }[]>`SELECT delivery FROM reminders WHERE id = ${reminderId}`;
     return { delivery: now?.delivery ?? 'unknown' };
@@ -103,11 +99,8 @@ export async function recordReminderDelivery(deps: Pick<ReminderDeliveryDeps, 'd
 export async function markReminderUndeliverable(deps: Pick<ReminderDeliveryDeps, 'db'>, reminderId: string, reason: string): Promise<{ delivery: string }> {
   if (!isUuid(reminderId)) return { delivery: 'unknown' };
   return deps.db.tx(async (tx) => {
-    await tx`
-      UPDATE reminders
-      SET status = 'failed', failure_code = CASE WHEN channel = 'letter' THEN 'letter_undeliverable' ELSE 'mail_undeliverable' END,
-          delivery = 'none', delivery_error = ${reason.slice(0, 1000)}
-      WHERE id = ${reminderId} AND delivery = 'pending'`;
+    const failureCode = tx`CASE WHEN channel = 'letter' THEN 'letter_undeliverable' ELSE 'mail_undeliverable' END`;
+    await settleReminderDelivery(tx, reminderId, 'giveUp', tx`status = 'failed', failure_code = ${failureCode}, delivery_error = ${reason.slice(0, 1000)}`);
     const [now] = await tx<{ delivery: string }[]>`SELECT delivery FROM reminders WHERE id = ${reminderId}`;
     return { delivery: now?.delivery ?? 'unknown' };
   });
