@@ -15,6 +15,7 @@ import { createPostgresDocumentStore } from '../services/documents/postgres-docu
 import type { PdfRenderer } from '../services/documents/pdf-renderer.ts';
 import { finishIssue } from '../services/invoices/finish-issue.ts';
 import { trackingToken } from '../services/invoices/tracking-token.ts';
+import type { DeliveryDeps } from '../services/dispatch/channels.ts';
 import type { Mailer } from '../services/mail/mail-port.ts';
 import { renderPaymentReceipt } from '../services/payments/render-receipt.ts';
 import type { Clock } from '../services/shared/clock.ts';
@@ -24,7 +25,7 @@ import type { Db } from '../services/shared/db.ts';
 import { createEngineClient } from '../services/shared/engine-client.ts';
 import type { Resolver } from '../services/webhooks/url-policy.ts';
 import { withActivityBoundary } from './shared/activity-boundary.ts';
-import { deliverReminder, markReminderUndeliverable, recordReminderDelivery, type ReminderDeliveryAttempt, type ReminderDeliveryDeps } from '../activities/reminders/deliver-reminder.ts';
+import { deliverReminder, markReminderUndeliverable, recordReminderDelivery, type ReminderDeliveryAttempt } from '../activities/reminders/deliver-reminder.ts';
 import { createLetterService } from '../activities/letters/create-letter-service.ts';
 import type { LetterService } from '../services/letters/letter-port.ts';
 import { renderReminderDocument } from '../services/reminders/render-reminder.ts';
@@ -85,15 +86,6 @@ export function createActivities(
     ...(resources.webhookHandOff ? { handOff: resources.webhookHandOff } : {}),
   };
   const documents = createPostgresDocumentStore();
-  const mail: InvoiceMailDeps = {
-    db,
-    keyring: resources.keyring,
-    documents,
-    mailer: resources.mailer,
-    fromAddress: config.mailFromAddress,
-    trackingPixelUrl: (org, invoiceId) =>
-      config.publicApiUrl ? `${config.publicApiUrl.replace(/\/+$/, '')}/t/o/${trackingToken(resources.keyring, org, invoiceId)}.gif` : null,
-  };
   const log = resources.log ?? (() => {});
   // Created on the first letter: a process that never posts one never touches the letter directory or provider.
   let letters: LetterService | undefined = resources.letters;
@@ -102,15 +94,20 @@ export function createActivities(
       { letterApiUrl: config.letterApiUrl, letterApiKey: config.letterApiKey, dataDir: config.dataDir ?? '.data' },
       (level, msg, fields) => log(level === 'error' ? 'warn' : level, msg, fields ?? {}),
     ));
-  const reminderDelivery = (): ReminderDeliveryDeps => ({
+  // What every deliverer hands its document to (services/dispatch/channels.ts); the letter service on its first letter.
+  const delivery: DeliveryDeps = {
     db,
     keyring: resources.keyring,
     documents,
     mailer: resources.mailer,
-    letters: letterService(),
+    letters: { send: (letter) => letterService().send(letter) },
     fromAddress: config.mailFromAddress,
-    ...(resources.payBaseUrl ? { payBaseUrl: resources.payBaseUrl } : {}),
-  });
+  };
+  const mail: InvoiceMailDeps = {
+    ...delivery,
+    trackingPixelUrl: (org, invoiceId) =>
+      config.publicApiUrl ? `${config.publicApiUrl.replace(/\/+$/, '')}/t/o/${trackingToken(resources.keyring, org, invoiceId)}.gif` : null,
+  };
   // Created on the first hand-over, like the letter service.
   let partner: CollectionPartner | undefined = resources.collectionPartner;
   const collectionPartner = (): CollectionPartner =>
@@ -151,7 +148,7 @@ export function createActivities(
     takeDunningStep: (organizationId, invoiceId) => takeDueDunningStep(db, organizationId, invoiceId),
     renderReminder: (reminderId) =>
       renderReminderDocument({ db, keyring: resources.keyring, pdf: resources.pdf, documents, ...(resources.payBaseUrl ? { payBaseUrl: resources.payBaseUrl } : {}) }, reminderId),
-    deliverReminder: (reminderId) => deliverReminder(reminderDelivery(), reminderId),
+    deliverReminder: (reminderId) => deliverReminder({ ...delivery, ...(resources.payBaseUrl ? { payBaseUrl: resources.payBaseUrl } : {}) }, reminderId),
     recordReminderDelivery: (reminderId, attempt) => recordReminderDelivery({ db }, reminderId, attempt as ReminderDeliveryAttempt),
     markReminderUndeliverable: (reminderId, reason) => markReminderUndeliverable({ db }, reminderId, reason),
     // Collection cases
@@ -159,12 +156,7 @@ export function createActivities(
     renderCasePaakrav: (organizationId, caseId, sentOn) =>
       renderCasePaakrav({ db, keyring: resources.keyring, pdf: resources.pdf, documents }, organizationId, caseId, sentOn),
     deliverCasePaakrav: (organizationId, caseId, documentSha256) =>
-      deliverCasePaakrav(
-        { db, keyring: resources.keyring, documents, mailer: resources.mailer, letters: letterService(), fromAddress: config.mailFromAddress },
-        organizationId,
-        caseId,
-        documentSha256,
-      ),
+deliverCasePaakrav(delivery, organizationId, caseId, documentSha256),
     recordCasePaakrav: (organizationId, caseId, sentOn) => recordCasePaakrav(db, organizationId, caseId, sentOn),
     // The document (with any CPR number) goes only to the partner: it is built here and never returned to the journal.
     handOverCase: async (organizationId, caseId, handedOverOn) => {
@@ -194,7 +186,7 @@ export function createActivities(
         ),
       ),
     // Customer portal sign-in links
-    mailPortalSignInLink: (linkId) => mailSignInLink({ db, keyring: resources.keyring, mailer: resources.mailer, fromAddress: config.mailFromAddress }, linkId),
+    mailPortalSignInLink: (linkId) => mailSignInLink(delivery, linkId),
     recordPortalSignInMail: (linkId, attempt) => recordSignInMail(db, linkId, attempt),
     giveUpPortalSignInMail: (linkId) => giveUpSignInMail(db, linkId),
     // Webhooks
