@@ -11,8 +11,7 @@
  * (`case-paakrav-<caseId>@<domain>`) and the letter's id (`case-paakrav-<caseId>`) are the case's, so a retried
  * send is the same mail or letter.
  */
-import type { CaseAddressJson } from '../../services/cases/case-paakrav-document.ts';
-import { decryptAddress, loadCasePaakravView, readCaseDebtors, readCaseRow, readInvoiceClaim } from '../../services/cases/case-paakrav-document.ts';
+import { loadCasePaakravView, readCaseDebtors, readCaseRow, readInvoiceClaim } from '../../services/cases/case-paakrav-document.ts';
 import { loadBuyer } from '../../services/invoices/document-parties.ts';
 import { isUuid } from '../../services/shared/ids.ts';
 import { documentLetter, postalRecipient, refused, sendDocument, sentReference, type DeliveryDeps, type Recipient, type Refused } from '../../services/dispatch/channels.ts';
@@ -25,8 +24,6 @@ export type CasePaakravDelivery = { kind: 'sent'; channel: 'email' | 'letter'; r
 
 /** The letter id (and the Message-ID's left part) of a case's påkrav. */
 export const casePaakravLetterId = (caseId: string): string => `case-paakrav-${caseId}`;
-
-const fromCaseAddress = (a: CaseAddressJson | null) => ({ street: a?.gade ?? null, postalCode: a?.postnummer ?? null, city: a?.by ?? null, country: a?.land ?? null });
 
 export async function deliverCasePaakrav(
   deps: CasePaakravDeliveryDeps,
@@ -44,18 +41,18 @@ export async function deliverCasePaakrav(
     const v = await loadCasePaakravView(sql, deps.keyring, organizationId, caseId, d!.on);
     if (!v) throw new Error(`case ${caseId} has no påkrav view (its invoice is not an issued invoice)`);
     const bytes = await storedDocument(sql, deps.documents, organizationId, Buffer.from(documentSha256, 'hex'), `the påkrav of case ${caseId}`);
+    // By e-mail where there is an address for it, else by letter to the first debtor (as printed) with a whole address.
+    let email: Recipient | undefined;
     if (c.invoice_id) {
       const inv = await readInvoiceClaim(sql, organizationId, c.invoice_id);
       const buyer = await loadBuyer(sql, deps.keyring, organizationId, inv!.customerId);
-      const to = buyer.email ? ({ channel: 'email', name: buyer.contactPerson ?? buyer.name, email: buyer.email } as const) : postalRecipient(buyer.name, buyer);
-      return { view: v, pdf: bytes, recipient: to };
+      if (buyer.email) email = { channel: 'email', name: buyer.contactPerson ?? buyer.name, email: buyer.email };
+    } else {
+      const withEmail = (await readCaseDebtors(sql, organizationId, caseId)).find((x) => x.email_enc !== null);
+      if (withEmail) email = { channel: 'email', name: deps.keyring.decrypt(withEmail.name_enc), email: deps.keyring.decrypt(withEmail.email_enc!) };
     }
-    const debtors = await readCaseDebtors(sql, organizationId, caseId);
-    const withEmail = debtors.find((x) => x.email_enc !== null);
-    const to: Recipient | null | undefined = withEmail
-      ? { channel: 'email', name: deps.keyring.decrypt(withEmail.name_enc), email: deps.keyring.decrypt(withEmail.email_enc!) }
-      : debtors.map((x) => postalRecipient(deps.keyring.decrypt(x.name_enc), fromCaseAddress(decryptAddress(deps.keyring, x.address_enc)))).find((r) => r !== null);
-    return { view: v, pdf: bytes, recipient: to ?? null };
+    const to = email ?? v.debtors.map((d) => postalRecipient(d.name, d)).find((r) => r !== null) ?? null;
+    return { view: v, pdf: bytes, recipient: to };
   });
 
   if (!recipient) {
