@@ -44,11 +44,10 @@ export function createCase(activities: CaseActivities) {
     handlers: {
       wake: async (ctx: restate.ObjectContext): Promise<CaseResult> => {
         const { organizationId, caseId } = parseCaseKey(ctx.key);
-        return runStepLoop(ctx, {
+        return runStepLoop(ctx, activities, {
           service: 'Case',
           work: WORK.collectionCase(organizationId, caseId),
           maxSteps: STEPS_PER_WAKE,
-          parkWork: (target, error) => activities.parkWork(target, error),
           take: () => activities.takeCaseStep(organizationId, caseId),
           run: async (s, i) => {
             if (s.kind === 'done' || s.kind === 'wait' || s.kind === 'paakrav_recorded') return null;

@@ -41,11 +41,10 @@ export function createDunning(activities: DunningActivities) {
     handlers: {
       wake: async (ctx: restate.ObjectContext): Promise<DunningResult> => {
         const { organizationId, invoiceId } = parseDunningKey(ctx.key);
-        return runStepLoop(ctx, {
+        return runStepLoop(ctx, activities, {
           service: 'Dunning',
           work: WORK.dunning(organizationId, invoiceId),
           maxSteps: STEPS_PER_WAKE,
-          parkWork: (target, error) => activities.parkWork(target, error),
           take: () => activities.takeDunningStep(organizationId, invoiceId),
           run: async (s, i) => {
             if (s.kind === 'done' || s.kind === 'wait' || s.kind === 'noted') return null;

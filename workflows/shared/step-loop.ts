@@ -15,17 +15,21 @@ type Taken = { kind: 'done' } | { kind: 'wait'; date: string } | { kind: string 
 
 export interface StepLoop<S extends Taken> {
   service: 'Dunning' | 'Case';
+  /** The object's own work (its wake-index row), parked on exhaustion. */
   work: WorkTarget;
   maxSteps: number;
-  parkWork(target: WorkTarget, error: string): Promise<boolean>;
   take(): Promise<S>;
   /** Runs what step `i` asks for; answers the error to park with, or null to go on. */
   run(s: S, i: number): Promise<string | null>;
 }
 
-export async function runStepLoop<S extends Taken>(ctx: restate.ObjectContext, loop: StepLoop<S>): Promise<LoopResult> {
+export async function runStepLoop<S extends Taken>(
+  ctx: restate.ObjectContext,
+  activities: { parkWork(target: WorkTarget, error: string): Promise<boolean> },
+  loop: StepLoop<S>,
+): Promise<LoopResult> {
   const park = async (error: string): Promise<LoopResult> => {
-    await parkWork(ctx, loop, loop.work, error);
+    await parkWork(ctx, activities, loop.work, error);
     return { steps: 0, ended: 'parked' };
   };
   for (let i = 0; i < loop.maxSteps; i++) {
