@@ -1,14 +1,9 @@
-import type { DocumentStore } from '../documents/document-store.ts';
-import type { PdfRenderer } from '../documents/pdf-renderer.ts';
+import { renderDocument, type RenderDocumentDeps } from '../documents/render-document.ts';
 import type { Keyring } from '../shared/crypto.ts';
-import type { Db } from '../shared/db.ts';
 import { loadCasePaakravView } from './case-paakrav-document.ts';
 
-export interface RenderCasePaakravDeps {
-  db: Db;
+export interface RenderCasePaakravDeps extends RenderDocumentDeps {
   keyring: Keyring;
-  pdf: PdfRenderer;
-  documents: DocumentStore;
 }
 
 /**
@@ -30,7 +25,6 @@ export async function renderCasePaakrav(
 ): Promise<{ sha256: string }> {
   const view = await deps.db.read((sql) => loadCasePaakravView(sql, deps.keyring, organizationId, caseId, sentOn));
   if (!view) throw new Error(`case ${caseId} of organisation ${organizationId} has no påkrav to render`);
-  const bytes = await deps.pdf.render('casePaakrav', view);
-  const stored = await deps.db.tx((tx) => deps.documents.put(tx, { organizationId, contentType: 'application/pdf', bytes }));
-  return { sha256: stored.sha256.toString('hex') };
+  const { sha256 } = await renderDocument(deps, organizationId, 'casePaakrav', view);
+  return { sha256: sha256.toString('hex') };
 }

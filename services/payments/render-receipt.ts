@@ -1,15 +1,10 @@
-import type { DocumentStore } from '../documents/document-store.ts';
-import type { PdfRenderer } from '../documents/pdf-renderer.ts';
+import { renderDocument, type RenderDocumentDeps } from '../documents/render-document.ts';
 import type { Keyring } from '../shared/crypto.ts';
-import type { Db } from '../shared/db.ts';
 import { isUuid } from '../shared/ids.ts';
 import { loadReceiptView } from './receipt-document.ts';
 
-export interface RenderReceiptDeps {
-  db: Db;
+export interface RenderReceiptDeps extends RenderDocumentDeps {
   keyring: Keyring;
-  pdf: PdfRenderer;
-  documents: DocumentStore;
 }
 
 export type ReceiptResult = { status: 'rendered' | 'exists' | 'unknown' };
@@ -28,13 +23,9 @@ export async function renderPaymentReceipt(deps: RenderReceiptDeps, paymentId: s
   if (pending.document_sha256) return { status: 'exists' };
   const loaded = await deps.db.read((sql) => loadReceiptView(sql, deps.keyring, paymentId));
   if (!loaded) return { status: 'unknown' };
-  const bytes = await deps.pdf.render('receipt', loaded.view);
-  return deps.db.tx(async (tx) => {
-    const stored = await deps.documents.put(tx, { organizationId: loaded.organizationId, contentType: 'application/pdf', bytes });
-    const updated = await tx`
-      UPDATE payment_receipts SET document_sha256 = ${stored.sha256}, language = ${loaded.view.language}, rendered_at = now()
-      WHERE payment_id = ${paymentId} AND document_sha256 IS NULL
-      RETURNING 1`;
-    return { status: updated.length === 1 ? 'rendered' : 'exists' };
-  });
+  const { status } = await renderDocument(deps, loaded.organizationId, 'receipt', loaded.view, (tx, sha256) => tx`
+    UPDATE payment_receipts SET document_sha256 = ${sha256}, language = ${loaded.view.language}, rendered_at = now()
+    WHERE payment_id = ${paymentId} AND document_sha256 IS NULL
+    RETURNING 1`);
+  return { status };
 }

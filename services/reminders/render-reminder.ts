@@ -1,15 +1,10 @@
-import type { DocumentStore } from '../documents/document-store.ts';
-import type { PdfRenderer } from '../documents/pdf-renderer.ts';
+import { renderDocument, type RenderDocumentDeps } from '../documents/render-document.ts';
 import type { Keyring } from '../shared/crypto.ts';
-import type { Db } from '../shared/db.ts';
 import { isUuid } from '../shared/ids.ts';
 import { loadReminderView } from './reminder-document.ts';
 
-export interface RenderReminderDeps {
-  db: Db;
+export interface RenderReminderDeps extends RenderDocumentDeps {
   keyring: Keyring;
-  pdf: PdfRenderer;
-  documents: DocumentStore;
   /** The pay page's address (PAY_BASE_URL), to print the payment link's URL; without it only the payment code shows. */
   payBaseUrl?: string;
 }
@@ -32,13 +27,9 @@ export async function renderReminderDocument(deps: RenderReminderDeps, reminderI
   const org = pending.organization_id;
   const view = await deps.db.read((sql) => loadReminderView(sql, deps.keyring, org, reminderId, { payBaseUrl: deps.payBaseUrl }));
   if (!view) return { status: 'unknown' };
-  const bytes = await deps.pdf.render('reminder', view);
-  return deps.db.tx(async (tx) => {
-    const stored = await deps.documents.put(tx, { organizationId: org, contentType: 'application/pdf', bytes });
-    const updated = await tx`
-      UPDATE reminders SET document_sha256 = ${stored.sha256}, language = ${view.language}
-      WHERE organization_id = ${org} AND id = ${reminderId} AND document_sha256 IS NULL
-      RETURNING 1`;
-    return { status: updated.length === 1 ? 'rendered' : 'exists' };
-  });
+  const { status } = await renderDocument(deps, org, 'reminder', view, (tx, sha256) => tx`
+    UPDATE reminders SET document_sha256 = ${sha256}, language = ${view.language}
+    WHERE organization_id = ${org} AND id = ${reminderId} AND document_sha256 IS NULL
+    RETURNING 1`);
+  return { status };
 }
