@@ -5,7 +5,8 @@ import { refused, sendDocument, type ChannelOutcome, type DeliveryDeps, type Ref
 import { storedDocument } from '../../services/dispatch/stored-document.ts';
 import { composeInvoiceMail } from '../mail/invoice-mail.ts';
 
-export interface InvoiceMailDeps extends Omit<DeliveryDeps, 'letters'> {  /** URL of the tracking pixel for an invoice, or null when the API has no public address to put in a mail. */
+export interface InvoiceMailDeps extends Omit<DeliveryDeps, 'letters'> {
+  /** URL of the tracking pixel for an invoice, or null when the API has no public address to put in a mail. */
   trackingPixelUrl: (organizationId: string, invoiceId: string) => string | null;
 }
 

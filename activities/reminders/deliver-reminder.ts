@@ -22,7 +22,8 @@ import { documentLetter, postalRecipient, refused, sendDocument, sentReference, 
 import { storedDocument } from '../../services/dispatch/stored-document.ts';
 import { composeReminderMail } from '../mail/reminder-mail.ts';
 
-export interface ReminderDeliveryDeps extends DeliveryDeps {  /** The pay page's address (PAY_BASE_URL), for the payment link in the mail; without it only the code shows. */
+export interface ReminderDeliveryDeps extends DeliveryDeps {
+  /** The pay page's address (PAY_BASE_URL), for the payment link in the mail; without it only the code shows. */
   payBaseUrl?: string;
 }
 
@@ -65,9 +66,9 @@ export async function deliverReminder(deps: ReminderDeliveryDeps, reminderId: st
   // A pending reminder always has a channel (the schema ties pending to sent); one without cannot be delivered.
   if (r.channel === null) throw new Error(`reminder ${reminderId} is pending without a channel`);
   // Where the customer lives now (the engine checked this address when it chose the channel).
-  const to: Recipient | null = 
-    r.channel === 'email' ? (buyer.email ? { channel: 'email', name: buyer.name, email: buyer.email } : null) : postalRecipient(buyer.name, buyer);
-  if (!to) return r.channel === 'email' ? refused('customer_email_missing', 'the customer has no e-mail address') : refused('customer_address_missing', 'the customer has no street, postal code and city');
+  if (r.channel === 'email' && !buyer.email) return refused('customer_email_missing', 'the customer has no e-mail address');
+  const to: Recipient | null = buyer.email && r.channel === 'email' ? { channel: 'email', name: buyer.name, email: buyer.email } : postalRecipient(buyer.name, buyer);
+  if (!to) return refused('customer_address_missing', 'the customer has no street, postal code and city');
   return sendDocument(deps, to, {
     mail: (m) => composeReminderMail({ view, fromAddress: deps.fromAddress, to: m.email, pdf }),
     letter: documentLetter({ id: reminderId, organizationId: r.organization_id, documentSha256: r.document_sha256!.toString('hex'), pdf }, view.seller),
