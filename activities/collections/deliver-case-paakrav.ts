@@ -11,10 +11,11 @@
  * (`case-paakrav-<caseId>@<domain>`) and the letter's id (`case-paakrav-<caseId>`) are the case's, so a retried
  * send is the same mail or letter.
  */
-import { loadCasePaakravView, readCaseDebtors, readCaseRow, readInvoiceClaim } from '../../services/cases/case-paakrav-document.ts';
+import { loadCasePaakravView, readCaseDebtors, type CasePaakravView, readCaseRow, readInvoiceClaim } from '../../services/cases/case-paakrav-document.ts';
 import { loadBuyer } from '../../services/invoices/document-parties.ts';
 import { isUuid } from '../../services/shared/ids.ts';
-import { documentLetter, postalRecipient, refused, sendDocument, sentReference, type DeliveryDeps, type Recipient, type Refused } from '../../services/dispatch/channels.ts';
+import { documentLetter, postalRecipient, refused, sentReference, type DeliveryDeps, type Recipient, type Refused } from '../../services/dispatch/channels.ts';
+import { deliverDocument, type DocumentKind } from '../../services/dispatch/deliver-document.ts';
 import { storedDocument } from '../../services/dispatch/stored-document.ts';
 import { composeCasePaakravMail } from '../mail/case-paakrav-mail.ts';
 
@@ -25,45 +26,48 @@ export type CasePaakravDelivery = { kind: 'sent'; channel: 'email' | 'letter'; r
 /** The letter id (and the Message-ID's left part) of a case's påkrav. */
 export const casePaakravLetterId = (caseId: string): string => `case-paakrav-${caseId}`;
 
-export async function deliverCasePaakrav(
-  deps: CasePaakravDeliveryDeps,
-  organizationId: string,
-  caseId: string,
-  documentSha256: string,
-): Promise<CasePaakravDelivery> {
-  if (!isUuid(organizationId) || !isUuid(caseId)) throw new Error('deliverCasePaakrav needs an organisation id and a case id');
-  if (!/^[0-9a-f]{64}$/.test(documentSha256)) throw new Error('deliverCasePaakrav needs the document SHA-256 as 64 hex digits');
-  const { view, pdf, recipient } = await deps.db.read(async (sql) => {
-    const c = await readCaseRow(sql, organizationId, caseId);
-    if (!c) throw new Error(`organisation ${organizationId} has no case ${caseId}`);
-    // The mail does not print the date; the view only needs one.
-    const [d] = await sql<{ on: string }[]>`SELECT business_today(${organizationId})::text AS on`;
-    const v = await loadCasePaakravView(sql, deps.keyring, organizationId, caseId, d!.on);
-    if (!v) throw new Error(`case ${caseId} has no påkrav view (its invoice is not an issued invoice)`);
-    const bytes = await storedDocument(sql, deps.documents, organizationId, Buffer.from(documentSha256, 'hex'), `the påkrav of case ${caseId}`);
-    // By e-mail where there is an address for it, else by letter to the first debtor (as printed) with a whole address.
-    let email: Recipient | undefined;
-    if (c.invoice_id) {
-      const inv = await readInvoiceClaim(sql, organizationId, c.invoice_id);
-      const buyer = await loadBuyer(sql, deps.keyring, organizationId, inv!.customerId);
-      if (buyer.email) email = { channel: 'email', name: buyer.contactPerson ?? buyer.name, email: buyer.email };
-    } else {
-      const withEmail = (await readCaseDebtors(sql, organizationId, caseId)).find((x) => x.email_enc !== null);
-      if (withEmail) email = { channel: 'email', name: deps.keyring.decrypt(withEmail.name_enc), email: deps.keyring.decrypt(withEmail.email_enc!) };
-    }
-    const to = email ?? v.debtors.map((d) => postalRecipient(d.name, d)).find((r) => r !== null) ?? null;
-    return { view: v, pdf: bytes, recipient: to };
-  });
+type CasePaakravId = { organizationId: string; caseId: string; documentSha256: string };
+type ReadyPaakrav = { view: CasePaakravView; pdf: Buffer; recipient: Recipient | null };
 
-  if (!recipient) {
-    return refused(
+/** The case's own påkrav as a kind of outbound document: by e-mail where it can, else by letter. */
+export const CASE_PAAKRAV_DOCUMENT: DocumentKind<CasePaakravDeliveryDeps, ReadyPaakrav, CasePaakravDelivery, CasePaakravId> = {
+  prepare: (deps, { organizationId, caseId, documentSha256 }) => {
+    if (!isUuid(organizationId) || !isUuid(caseId)) throw new Error('deliverCasePaakrav needs an organisation id and a case id');
+    if (!/^[0-9a-f]{64}$/.test(documentSha256)) throw new Error('deliverCasePaakrav needs the document SHA-256 as 64 hex digits');
+    return deps.db.read(async (sql) => {
+      const c = await readCaseRow(sql, organizationId, caseId);
+      if (!c) throw new Error(`organisation ${organizationId} has no case ${caseId}`);
+      // The mail does not print the date; the view only needs one.
+      const [d] = await sql<{ on: string }[]>`SELECT business_today(${organizationId})::text AS on`;
+      const view = await loadCasePaakravView(sql, deps.keyring, organizationId, caseId, d!.on);
+      if (!view) throw new Error(`case ${caseId} has no påkrav view (its invoice is not an issued invoice)`);
+      const pdf = await storedDocument(sql, deps.documents, organizationId, Buffer.from(documentSha256, 'hex'), `the påkrav of case ${caseId}`);
+      // By e-mail where there is an address for it, else by letter to the first debtor (as printed) with a whole address.
+      let email: Recipient | undefined;
+      if (c.invoice_id) {
+        const inv = await readInvoiceClaim(sql, organizationId, c.invoice_id);
+        const buyer = await loadBuyer(sql, deps.keyring, organizationId, inv!.customerId);
+        if (buyer.email) email = { channel: 'email', name: buyer.contactPerson ?? buyer.name, email: buyer.email };
+      } else {
+        const withEmail = (await readCaseDebtors(sql, organizationId, caseId)).find((x) => x.email_enc !== null);
+        if (withEmail) email = { channel: 'email', name: deps.keyring.decrypt(withEmail.name_enc), email: deps.keyring.decrypt(withEmail.email_enc!) };
+      }
+      const recipient = email ?? view.debtors.map((x) => postalRecipient(x.name, x)).find((r) => r !== null) ?? null;
+      return { ready: { view, pdf, recipient } };
+    });
+  },
+  recipient: ({ view, recipient }) =>
+    recipient ??
+    refused(
       'debtor_unreachable',
       view.invoiceNumber !== null ? 'the customer has neither an e-mail address nor a street, postal code and city' : 'no debtor has an e-mail address or a street, postal code and city',
-    );
-  }
-  const sent = await sendDocument(deps, recipient, {
+    ),
+  outbound: ({ view, pdf }, deps, { organizationId, caseId, documentSha256 }) => ({
     mail: (to) => composeCasePaakravMail({ view, fromAddress: deps.fromAddress, to: to.email, recipientName: to.name, pdf }),
     letter: documentLetter({ id: casePaakravLetterId(caseId), organizationId, documentSha256, pdf }, view.creditor),
-  });
-  return sent.kind === 'sent' ? { kind: 'sent', channel: sent.channel, reference: sentReference(sent) } : sent;
-}
+  }),
+  answer: (sent) => (sent.kind === 'sent' ? { kind: 'sent', channel: sent.channel, reference: sentReference(sent) } : sent),
+};
+
+export const deliverCasePaakrav = (deps: CasePaakravDeliveryDeps, organizationId: string, caseId: string, documentSha256: string): Promise<CasePaakravDelivery> =>
+  deliverDocument(CASE_PAAKRAV_DOCUMENT, deps, { organizationId, caseId, documentSha256 });

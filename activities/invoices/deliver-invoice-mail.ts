@@ -1,7 +1,9 @@
+import { MailDeliveryError, type OutgoingMail } from '../../services/mail/mail-port.ts';
 import { recordEvent } from '../../services/events/record-event.ts';
 import { loadDocumentView } from '../../services/invoices/load-document-view.ts';
 import { recordTimeline } from '../../services/invoices/record-timeline.ts';
-import { refused, sendDocument, type ChannelOutcome, type DeliveryDeps, type Refused } from '../../services/dispatch/channels.ts';
+import { refused, type ChannelOutcome, type DeliveryDeps, type Refused } from '../../services/dispatch/channels.ts';
+import { deliverDocument, type DocumentKind } from '../../services/dispatch/deliver-document.ts';
 import { storedDocument } from '../../services/dispatch/stored-document.ts';
 import { composeInvoiceMail } from '../mail/invoice-mail.ts';
 
@@ -18,50 +20,60 @@ export type MailAttempt =
   | { kind: 'mailed'; messageId: string; accepted: boolean; response: string; number: number; externalReference: string | null }
   | Refused;
 
-/**
- * Step 1: mails an issued invoice whose send is queued, with its locked PDF attached. Writes nothing but the attempt
- * counter: what happened is recorded by step 2 from this step's journaled result, so a failure while recording
- * cannot cause a second mail. A transient failure is counted and rethrown for the workflow to retry.
- */
-export async function mailInvoice(deps: InvoiceMailDeps, invoiceId: string): Promise<MailAttempt> {
-  const prepared = await deps.db.read(async (sql) => {
-    const [send] = await sql<{ organization_id: string; status: 'queued' | 'sent' | 'delivered' | 'failed'; failure_code: string | null; message_id: string }[]>`
-      SELECT organization_id, status, failure_code, message_id FROM invoice_sends WHERE invoice_id = ${invoiceId}`;
-    if (!send) return { settled: { status: 'unknown' } satisfies DeliveryOutcome };
-    if (send.status !== 'queued') {
-      return { settled: { status: send.status, ...(send.failure_code ? { code: send.failure_code } : {}) } satisfies DeliveryOutcome };
-    }
-    const loaded = await loadDocumentView(sql, deps.keyring, send.organization_id, invoiceId);
-    if (!loaded) return { settled: { status: 'unknown' } satisfies DeliveryOutcome };
-    const pdf = await storedDocument(sql, deps.documents, send.organization_id, loaded.documentSha256, `invoice ${invoiceId}`);
-    return { settled: undefined, send, loaded, pdf };
-  });
-  if (prepared.settled) return { kind: 'settled', outcome: prepared.settled };
-  const { send, loaded, pdf } = prepared;
-  if (!loaded.buyerEmail) return refused('customer_email_missing', 'the customer has no e-mail address');
-  const mail = (to: { email: string }) =>
-    composeInvoiceMail({
-      view: loaded.view,
-      seller: { name: loaded.view.seller.name, email: loaded.view.seller.email },
-      fromAddress: deps.fromAddress,
-      to: to.email,
-      pdf,
-      messageId: send.message_id,
-      trackingPixelUrl: deps.trackingPixelUrl(send.organization_id, invoiceId),
-      paymentUrl: null,
-    });
-  try {
-    const sent = await sendDocument(deps, { channel: 'email', name: loaded.view.buyer.name, email: loaded.buyerEmail }, { mail });
+type ReadyInvoice = { send: { organization_id: string; message_id: string }; loaded: NonNullable<Awaited<ReturnType<typeof loadDocumentView>>>; pdf: Buffer };
+
+/** The invoice (or credit note) as a kind of outbound document: by e-mail to the customer, under the send's Message-ID. */
+export const INVOICE_MAIL_DOCUMENT: DocumentKind<InvoiceMailDeps, ReadyInvoice, MailAttempt> = {
+  prepare: (deps, invoiceId) =>
+    deps.db.read(async (sql) => {
+      const [send] = await sql<{ organization_id: string; status: 'queued' | 'sent' | 'delivered' | 'failed'; failure_code: string | null; message_id: string }[]>`
+        SELECT organization_id, status, failure_code, message_id FROM invoice_sends WHERE invoice_id = ${invoiceId}`;
+      if (!send) return { settled: { kind: 'settled', outcome: { status: 'unknown' } } };
+      if (send.status !== 'queued') return { settled: { kind: 'settled', outcome: { status: send.status, ...(send.failure_code ? { code: send.failure_code } : {}) } } };
+      const loaded = await loadDocumentView(sql, deps.keyring, send.organization_id, invoiceId);
+      if (!loaded) return { settled: { kind: 'settled', outcome: { status: 'unknown' } } };
+      const pdf = await storedDocument(sql, deps.documents, send.organization_id, loaded.documentSha256, `invoice ${invoiceId}`);
+      return { ready: { send, loaded, pdf } };
+    }),
+  recipient: ({ loaded }) =>
+    loaded.buyerEmail ? { channel: 'email', name: loaded.view.buyer.name, email: loaded.buyerEmail } : refused('customer_email_missing', 'the customer has no e-mail address'),
+  outbound: ({ send, loaded, pdf }, deps, invoiceId) => ({
+    mail: (to) =>
+      composeInvoiceMail({
+        view: loaded.view,
+        seller: { name: loaded.view.seller.name, email: loaded.view.seller.email },
+        fromAddress: deps.fromAddress,
+        to: to.email,
+        pdf,
+        messageId: send.message_id,
+        trackingPixelUrl: deps.trackingPixelUrl(send.organization_id, invoiceId),
+        paymentUrl: null,
+      }),
+  }),
+  answer: (sent, { loaded }) => {
     if (sent.kind === 'refused') return sent;
     const { messageId, accepted, response } = sent as Extract<ChannelOutcome, { channel: 'email' }>;
     return { kind: 'mailed', messageId, accepted, response, number: loaded.view.number, externalReference: loaded.externalReference };
-  } catch (err) {
-    // A transient failure: counted on the send for the operator, then retried by the workflow.
-    await deps.db.tx((tx) => tx`
-      UPDATE invoice_sends SET attempts = attempts + 1, last_error = ${String((err as Error).message).slice(0, 500)}
-      WHERE invoice_id = ${invoiceId} AND status = 'queued'`);
-    throw err;
-  }
+  },
+};
+
+/**
+ * Step 1: mails an issued invoice whose send is queued, with its locked PDF attached. Writes nothing but the attempt
+ * counter: what happened is recorded by step 2 from this step's journaled result, so a failure while recording
+ * cannot cause a second mail. A transient failure is counted on the send (for the operator) and rethrown for the
+ * workflow to retry.
+ */
+export function mailInvoice(deps: InvoiceMailDeps, invoiceId: string): Promise<MailAttempt> {
+  const send = (mail: OutgoingMail) =>
+    deps.mailer.send(mail).catch(async (err: unknown) => {
+      if (!(err instanceof MailDeliveryError && err.permanent)) {
+        await deps.db.tx((tx) => tx`
+          UPDATE invoice_sends SET attempts = attempts + 1, last_error = ${String((err as Error).message).slice(0, 500)}
+          WHERE invoice_id = ${invoiceId} AND status = 'queued'`);
+      }
+      throw err;
+    });
+  return deliverDocument(INVOICE_MAIL_DOCUMENT, { ...deps, mailer: { send } }, invoiceId);
 }
 
 /**

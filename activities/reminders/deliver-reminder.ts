@@ -14,11 +14,12 @@
  *
  * The invoice's timeline gets nothing here: the engine wrote the `reminder` entry when it took the step.
  */
-import { loadBuyer } from '../../services/invoices/document-parties.ts';
+import { loadBuyer, type BuyerSnapshot } from '../../services/invoices/document-parties.ts';
 import { settleReminderDelivery } from '../../services/dispatch/delivery-lifecycle.ts';
-import { loadReminderView } from '../../services/reminders/reminder-document.ts';
+import { loadReminderView, type ReminderDocumentView } from '../../services/reminders/reminder-document.ts';
 import { isUuid } from '../../services/shared/ids.ts';
-import { documentLetter, postalRecipient, refused, sendDocument, sentReference, type ChannelOutcome, type DeliveryDeps, type Recipient } from '../../services/dispatch/channels.ts';
+import { documentLetter, postalRecipient, refused, sentReference, type ChannelOutcome, type DeliveryDeps } from '../../services/dispatch/channels.ts';
+import { deliverDocument, type DocumentKind } from '../../services/dispatch/deliver-document.ts';
 import { storedDocument } from '../../services/dispatch/stored-document.ts';
 import { composeReminderMail } from '../mail/reminder-mail.ts';
 
@@ -42,38 +43,45 @@ interface PendingReminder {
   language: 'da' | 'en' | null;
 }
 
+type ReadyReminder = { r: PendingReminder; view: ReminderDocumentView; pdf: Buffer; buyer: BuyerSnapshot };
+
+/** The reminder as a kind of outbound document: by the channel the engine chose when it took the step. */
+export const REMINDER_DOCUMENT: DocumentKind<ReminderDeliveryDeps, ReadyReminder, ReminderDeliveryAttempt> = {
+  async prepare(deps, reminderId) {
+    if (!isUuid(reminderId)) return { settled: { kind: 'settled', delivery: 'unknown' } };
+    return deps.db.read(async (sql) => {
+      const [r] = await sql<PendingReminder[]>`
+        SELECT organization_id, customer_id, channel, delivery, document_sha256, language FROM reminders WHERE id = ${reminderId}`;
+      if (!r) return { settled: { kind: 'settled', delivery: 'unknown' } };
+      if (r.delivery !== 'pending') return { settled: { kind: 'settled', delivery: r.delivery } };
+      if (!r.document_sha256) throw new Error(`reminder ${reminderId} has no document yet: it is rendered before it is delivered`);
+      // A pending reminder always has a channel (the schema ties pending to sent); one without cannot be delivered.
+      if (r.channel === null) throw new Error(`reminder ${reminderId} is pending without a channel`);
+      const view = await loadReminderView(sql, deps.keyring, r.organization_id, reminderId, { payBaseUrl: deps.payBaseUrl });
+      if (!view) throw new Error(`reminder ${reminderId} has no document view (its invoice is not an issued invoice)`);
+      const pdf = await storedDocument(sql, deps.documents, r.organization_id, r.document_sha256, `reminder ${reminderId}`);
+      const buyer = await loadBuyer(sql, deps.keyring, r.organization_id, r.customer_id);
+      // The mail speaks the language the PDF was written in.
+      return { ready: { r, view: { ...view, language: r.language ?? view.language }, pdf, buyer } };
+    });
+  },
+  // Where the customer lives now (the engine checked this address when it chose the channel).
+  recipient({ r, buyer }) {
+    if (r.channel === 'email') return buyer.email ? { channel: 'email', name: buyer.name, email: buyer.email } : refused('customer_email_missing', 'the customer has no e-mail address');
+    return postalRecipient(buyer.name, buyer) ?? refused('customer_address_missing', 'the customer has no street, postal code and city');
+  },
+  outbound: ({ r, view, pdf }, deps, reminderId) => ({
+    mail: (to) => composeReminderMail({ view, fromAddress: deps.fromAddress, to: to.email, pdf }),
+    letter: documentLetter({ id: reminderId, organizationId: r.organization_id, documentSha256: r.document_sha256!.toString('hex'), pdf }, view.seller),
+  }),
+  answer: (outcome) => outcome,
+};
+
 /**
  * Step 1: hands a pending reminder over, by its channel, with its stored PDF. Needs the document: a reminder without
  * one is an Error (the workflow renders first). Writes nothing.
  */
-export async function deliverReminder(deps: ReminderDeliveryDeps, reminderId: string): Promise<ReminderDeliveryAttempt> {
-  if (!isUuid(reminderId)) return { kind: 'settled', delivery: 'unknown' };
-  const prepared = await deps.db.read(async (sql) => {
-    const [r] = await sql<PendingReminder[]>`
-      SELECT organization_id, customer_id, channel, delivery, document_sha256, language FROM reminders WHERE id = ${reminderId}`;
-    if (!r) return { settled: 'unknown' as const };
-    if (r.delivery !== 'pending') return { settled: r.delivery };
-    if (!r.document_sha256) throw new Error(`reminder ${reminderId} has no document yet: it is rendered before it is delivered`);
-    const view = await loadReminderView(sql, deps.keyring, r.organization_id, reminderId, { payBaseUrl: deps.payBaseUrl });
-    if (!view) throw new Error(`reminder ${reminderId} has no document view (its invoice is not an issued invoice)`);
-    const pdf = await storedDocument(sql, deps.documents, r.organization_id, r.document_sha256, `reminder ${reminderId}`);
-    const buyer = await loadBuyer(sql, deps.keyring, r.organization_id, r.customer_id);
-    // The mail speaks the language the PDF was written in.
-    return { settled: undefined, r, view: { ...view, language: r.language ?? view.language }, pdf, buyer };
-  });
-  if (prepared.settled) return { kind: 'settled', delivery: prepared.settled };
-  const { r, view, pdf, buyer } = prepared;
-  // A pending reminder always has a channel (the schema ties pending to sent); one without cannot be delivered.
-  if (r.channel === null) throw new Error(`reminder ${reminderId} is pending without a channel`);
-  // Where the customer lives now (the engine checked this address when it chose the channel).
-  if (r.channel === 'email' && !buyer.email) return refused('customer_email_missing', 'the customer has no e-mail address');
-  const to: Recipient | null = buyer.email && r.channel === 'email' ? { channel: 'email', name: buyer.name, email: buyer.email } : postalRecipient(buyer.name, buyer);
-  if (!to) return refused('customer_address_missing', 'the customer has no street, postal code and city');
-  return sendDocument(deps, to, {
-    mail: (m) => composeReminderMail({ view, fromAddress: deps.fromAddress, to: m.email, pdf }),
-    letter: documentLetter({ id: reminderId, organizationId: r.organization_id, documentSha256: r.document_sha256!.toString('hex'), pdf }, view.seller),
-  });
-}
+export const deliverReminder = (deps: ReminderDeliveryDeps, reminderId: string): Promise<ReminderDeliveryAttempt> => deliverDocument(REMINDER_DOCUMENT, deps, reminderId);
 
 /**
  * Step 2: records what step 1 did, in one transaction, guarded by `delivery = 'pending'` so that running it twice

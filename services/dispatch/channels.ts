@@ -1,6 +1,6 @@
 /**
  * The channels an outbound document goes out by, behind one port: e-mail (services/mail/mail-port.ts) and letter
- * (services/letters/letter-port.ts); an e-invoice channel joins here. Every document kind (their deliverers under activities/)
+ * (services/letters/letter-port.ts); an e-invoice channel joins here. Every document kind (deliver-document.ts)
  * chooses its recipient and composes its mail or letter; `sendDocument` hands it over and says, in one vocabulary,
  * what became of it:
  *

@@ -1,6 +1,7 @@
 import { WORK } from '../../../contracts/workflows.ts';
 import { clearWake } from '../../clock/wake-index.ts';
-import { sendDocument, sentReference, type DeliveryDeps } from '../../dispatch/channels.ts';
+import { sentReference, type DeliveryDeps } from '../../dispatch/channels.ts';
+import { deliverDocument, type DocumentKind } from '../../dispatch/deliver-document.ts';
 import { mailMessageId } from '../../mail/mail-port.ts';
 import type { Db } from '../../shared/db.ts';
 import { isUuid } from '../../shared/ids.ts';
@@ -15,45 +16,55 @@ export type SignInMailAttempt =
   | { kind: 'mailed'; messageId: string }
   | { kind: 'not_sent'; outcome: 'expired' | 'no_recipient' | 'refused' | 'failed' };
 
+interface SignInLinkRow {
+  organization_id: string;
+  organization_name: string;
+  token_enc: Buffer | null;
+  link_base: string;
+  language: Language;
+  expired: boolean;
+  email_enc: Buffer | null;
+}
+
+/** The portal sign-in link as a kind of outbound document: one mail, to the address it was asked for. */
+export const SIGN_IN_MAIL_DOCUMENT: DocumentKind<SignInMailDeps, SignInLinkRow & { token_enc: Buffer; to: string }, SignInMailAttempt> = {
+  async prepare(deps, linkId) {
+    if (!isUuid(linkId)) return { settled: { kind: 'settled' } };
+    const [link] = await deps.db.read((sql) => sql<SignInLinkRow[]>`
+      SELECT l.organization_id, o.name AS organization_name, l.token_enc, l.link_base, l.language, l.expires_at <= now() AS expired,
+             (SELECT c.email_enc FROM customers c
+              WHERE c.organization_id = l.organization_id AND c.email_bidx = l.email_bidx AND c.email_enc IS NOT NULL
+              ORDER BY c.created_at, c.id LIMIT 1) AS email_enc
+      FROM portal_sign_in_links l JOIN organizations o ON o.id = l.organization_id
+      WHERE l.id = ${linkId}`);
+    if (!link?.token_enc) return { settled: { kind: 'settled' } };
+    if (link.expired) return { settled: { kind: 'not_sent', outcome: 'expired' } };
+    // The customer's address may have changed since the request: the link goes to the address it was asked for or nowhere.
+    if (!link.email_enc) return { settled: { kind: 'not_sent', outcome: 'no_recipient' } };
+    return { ready: { ...link, token_enc: link.token_enc, to: deps.keyring.decrypt(link.email_enc) } };
+  },
+  recipient: (link) => ({ channel: 'email', name: link.organization_name, email: link.to }),
+  outbound: (link, deps, linkId) => ({
+    mail: (to) =>
+      signInMail({
+        organizationName: link.organization_name,
+        fromAddress: deps.fromAddress,
+        to: to.email,
+        link: `${link.link_base}/${deps.keyring.decrypt(link.token_enc)}`,
+        language: link.language,
+        messageId: mailMessageId(`portal-sign-in.${linkId}`, deps.fromAddress),
+      }),
+  }),
+  answer: (sent) => (sent.kind === 'refused' ? { kind: 'not_sent', outcome: 'refused' } : { kind: 'mailed', messageId: sentReference(sent) }),
+};
+
 /**
  * Step 1 of the PortalSignInMail workflow: mails a requested sign-in link to the address of the customers it was
  * asked for. Writes nothing (step 2 records the outcome from this step's journaled result). A link that has expired
  * meanwhile is not sent: it could not be used. A transient mail failure is thrown for the workflow to retry; the
  * Message-ID is the link's, so a retried send is recognisably the same mail.
  */
-export async function mailSignInLink(deps: SignInMailDeps, linkId: string): Promise<SignInMailAttempt> {
-  if (!isUuid(linkId)) return { kind: 'settled' };
-  const prepared = await deps.db.read(async (sql) => {
-    const [link] = await sql<{
-      organization_id: string; organization_name: string; token_enc: Buffer | null; link_base: string;
-      language: Language; expired: boolean; email_enc: Buffer | null;
-    }[]>`
-      SELECT l.organization_id, o.name AS organization_name, l.token_enc, l.link_base, l.language, l.expires_at <= now() AS expired,
-             (SELECT c.email_enc FROM customers c
-              WHERE c.organization_id = l.organization_id AND c.email_bidx = l.email_bidx AND c.email_enc IS NOT NULL
-              ORDER BY c.created_at, c.id LIMIT 1) AS email_enc
-      FROM portal_sign_in_links l JOIN organizations o ON o.id = l.organization_id
-      WHERE l.id = ${linkId}`;
-    return link;
-  });
-  if (!prepared?.token_enc) return { kind: 'settled' };
-  if (prepared.expired) return { kind: 'not_sent', outcome: 'expired' };
-  // The customer's address may have changed since the request: the link goes to the address it was asked for or nowhere.
-  if (!prepared.email_enc) return { kind: 'not_sent', outcome: 'no_recipient' };
-  const to = deps.keyring.decrypt(prepared.email_enc);
-  const sent = await sendDocument(deps, { channel: 'email', name: prepared.organization_name, email: to }, {
-    mail: () =>
-      signInMail({
-        organizationName: prepared.organization_name,
-        fromAddress: deps.fromAddress,
-        to,
-        link: `${prepared.link_base}/${deps.keyring.decrypt(prepared.token_enc!)}`,
-        language: prepared.language,
-        messageId: mailMessageId(`portal-sign-in.${linkId}`, deps.fromAddress),
-      }),
-  });
-  return sent.kind === 'refused' ? { kind: 'not_sent', outcome: 'refused' } : { kind: 'mailed', messageId: sentReference(sent) };
-}
+export const mailSignInLink = (deps: SignInMailDeps, linkId: string): Promise<SignInMailAttempt> => deliverDocument(SIGN_IN_MAIL_DOCUMENT, deps, linkId);
 
 /**
  * Step 2: records what became of the mail and forgets the token (the mail holds the only copy now), and takes the
