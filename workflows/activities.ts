@@ -155,8 +155,7 @@ export function createActivities(
     takeCaseStep: (organizationId, caseId) => takeDueCaseStep(db, organizationId, caseId),
     renderCasePaakrav: (organizationId, caseId, sentOn) =>
       renderCasePaakrav({ db, keyring: resources.keyring, pdf: resources.pdf, documents }, organizationId, caseId, sentOn),
-    deliverCasePaakrav: (organizationId, caseId, documentSha256) =>
-deliverCasePaakrav(delivery, organizationId, caseId, documentSha256),
+    deliverCasePaakrav: (organizationId, caseId, documentSha256) => deliverCasePaakrav(delivery, organizationId, caseId, documentSha256),
     recordCasePaakrav: (organizationId, caseId, sentOn) => recordCasePaakrav(db, organizationId, caseId, sentOn),
     // The document (with any CPR number) goes only to the partner: it is built here and never returned to the journal.
     handOverCase: async (organizationId, caseId, handedOverOn) => {
