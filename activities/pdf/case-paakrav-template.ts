@@ -1,19 +1,17 @@
-import { readFileSync } from 'node:fs';
-import Handlebars from 'handlebars';
 import type { CasePaakravView } from '../../services/cases/case-paakrav-document.ts';
 import { formatOere } from '../../services/shared/money.ts';
 import { addressLines, formatDate } from './invoice-template.ts';
-import { COLLECTION_FEE_OERE, DEMAND_WORDS, keep, pieces, type TextPiece } from './text-pieces.ts';
+import { renderDemandLetterHtml, type ReminderTemplateModel } from './reminder-template.ts';
+import { COLLECTION_FEE_OERE, DEMAND_WORDS, keep, pieces } from './text-pieces.ts';
 
 /**
  * A collection case's own demand letter (påkrav, Inkassoloven § 10; danish-rules.md 4) as self-contained HTML, Danish
  * or English: the creditor with address, CVR and bank details, the debtors' names and addresses, each claim (what it
  * is, invoice date, due date, principal), fees and payments, the total, the deadline and the warning that the claim
  * goes to debt collection with added costs (inkassogebyr, Renteloven § 9 b stk. 3) unless paid by then. Formatted
- * here from the view; the template only places strings, each HTML-escaped.
+ * here from the view and printed by the reminders' template (reminder.hbs), the dunning plan's demand letter, so the
+ * two påkrav look and read alike; the template only places strings, each HTML-escaped.
  */
-
-type Language = CasePaakravView['language'];
 
 const TEXTS = {
   da: {
@@ -66,28 +64,7 @@ const TEXTS = {
   },
 } as const;
 
-/** What case-paakrav.hbs receives: strings only. */
-export interface CasePaakravTemplateModel {
-  language: Language;
-  title: string;
-  subtitle: TextPiece[];
-  creditor: { name: string; addressLines: string[]; cvr: string | null; email: string | null };
-  debtorLabel: string;
-  debtors: { name: string; addressLines: string[]; cvr: string | null }[];
-  details: { label: string; value: string }[];
-  intro: TextPiece[];
-  claims: { description: string; invoiceDate: string; dueDate: string; principal: string }[];
-  amounts: { label: string; value: string; grand: boolean }[];
-  request: TextPiece[];
-  warning: { title: string; text: TextPiece[] };
-  payment: { label: string; value: string }[];
-  paymentHint: string;
-  contact: string | null;
-  footer: string;
-  t: Record<'creditor' | 'cvr' | 'email' | 'claims' | 'description' | 'invoiceDate' | 'dueDate' | 'principal' | 'payment', string>;
-}
-
-export function casePaakravTemplateModel(view: CasePaakravView): CasePaakravTemplateModel {
+export function casePaakravTemplateModel(view: CasePaakravView): ReminderTemplateModel {
   if (view.kind !== 'casePaakrav') throw new TypeError(`a view of kind ${String(view.kind)} rendered as casePaakrav`);
   if (view.claims.length === 0) throw new Error('a påkrav needs at least one claim');
   if (view.debtors.length === 0) throw new Error('a påkrav needs at least one debtor');
@@ -98,7 +75,7 @@ export function casePaakravTemplateModel(view: CasePaakravView): CasePaakravTemp
   const { creditor } = view;
   const principalTotal = view.claims.reduce((sum, c) => sum + c.principalOere, 0);
 
-  const details: CasePaakravTemplateModel['details'] = [
+  const details: ReminderTemplateModel['details'] = [
     { label: t.date, value: date(view.sentOn) },
     { label: t.caseNumber, value: String(view.caseNumber) },
   ];
@@ -106,12 +83,12 @@ export function casePaakravTemplateModel(view: CasePaakravView): CasePaakravTemp
   else if (view.externalReference) details.push({ label: t.reference, value: view.externalReference });
   details.push({ label: t.deadline, value: date(view.deadline) });
 
-  const amounts: CasePaakravTemplateModel['amounts'] = [{ label: t.principalTotal, value: money(principalTotal), grand: false }];
+  const amounts: ReminderTemplateModel['amounts'] = [{ label: t.principalTotal, value: money(principalTotal), grand: false }];
   if (view.feesOere > 0) amounts.push({ label: t.fees, value: money(view.feesOere), grand: false });
   if (view.paidOere > 0) amounts.push({ label: t.paid, value: money(-view.paidOere), grand: false });
   amounts.push({ label: t.total, value: money(view.totalOere), grand: true });
 
-  const payment: CasePaakravTemplateModel['payment'] = [
+  const payment: ReminderTemplateModel['payment'] = [
     { label: t.payBy, value: date(view.deadline) },
     { label: t.amount, value: money(view.totalOere) },
   ];
@@ -124,17 +101,26 @@ export function casePaakravTemplateModel(view: CasePaakravView): CasePaakravTemp
     language: lang,
     title: t.title,
     subtitle: pieces(t.subtitle),
-    creditor: { name: creditor.name, addressLines: creditorLines, cvr: creditor.cvr, email: creditor.email },
-    debtorLabel: view.debtors.length === 1 ? t.debtor : t.debtors,
-    debtors: view.debtors.map((d) => ({ name: d.name, addressLines: addressLines(d), cvr: d.cvr })),
+    sellerLabel: t.creditor,
+    seller: { name: creditor.name, addressLines: creditorLines, cvr: creditor.cvr, email: creditor.email },
+    logo: null,
+    buyer: null,
+    debtors: { label: view.debtors.length === 1 ? t.debtor : t.debtors, list: view.debtors.map((d) => ({ name: d.name, addressLines: addressLines(d), cvr: d.cvr })) },
     details,
     intro: pieces(t.intro),
-    claims: view.claims.map((c, i) => ({
-      description: c.description ?? t.claimFallback(i + 1),
-      invoiceDate: c.invoiceDate ? date(c.invoiceDate) : '—',
-      dueDate: date(c.dueDate),
-      principal: money(c.principalOere),
-    })),
+    claims: {
+      title: t.claims,
+      description: t.description,
+      invoiceDate: t.invoiceDate,
+      dueDate: t.dueDate,
+      principal: t.principal,
+      list: view.claims.map((c, i) => ({
+        description: c.description ?? t.claimFallback(i + 1),
+        invoiceDate: c.invoiceDate ? date(c.invoiceDate) : '—',
+        dueDate: date(c.dueDate),
+        principal: money(c.principalOere),
+      })),
+    },
     amounts,
     request: pieces(t.request(keep(date(view.deadline)))),
     warning: { title: t.warningTitle, text: pieces(t.warning(keep(date(view.deadline)), keep(money(COLLECTION_FEE_OERE)))) },
@@ -142,18 +128,11 @@ export function casePaakravTemplateModel(view: CasePaakravView): CasePaakravTemp
     paymentHint: t.paymentHint,
     contact: creditor.email ? t.contact(creditor.email) : null,
     footer: [creditor.name, creditorLines.join(', '), creditor.cvr ? `${t.cvr} ${creditor.cvr}` : '', creditor.email ?? ''].filter(Boolean).join(' · '),
-    t: {
-      creditor: t.creditor, cvr: t.cvr, email: t.email, claims: t.claims, description: t.description,
-      invoiceDate: t.invoiceDate, dueDate: t.dueDate, principal: t.principal, payment: t.payment,
-    },
+    t: { cvr: t.cvr, email: t.email, payment: t.payment },
+    feeBasis: null,
   };
 }
 
-export const CASE_PAAKRAV_TEMPLATE_URL = new URL('./templates/case-paakrav.hbs', import.meta.url);
-
-// An isolated Handlebars environment, strict: a field the template names but the model lacks is an error.
-const template = Handlebars.create().compile<CasePaakravTemplateModel>(readFileSync(CASE_PAAKRAV_TEMPLATE_URL, 'utf8'), { strict: true });
-
 export function renderCasePaakravHtml(view: CasePaakravView): string {
-  return template(casePaakravTemplateModel(view));
+  return renderDemandLetterHtml(casePaakravTemplateModel(view));
 }

@@ -85,15 +85,29 @@ export function reminderTitle(view: Pick<ReminderDocumentView, 'type' | 'reminde
   return view.demandLetter ? t.demandLetter : t.reminder(view.reminderNumber);
 }
 
-/** What reminder.hbs receives: strings only. */
+/**
+ * What reminder.hbs receives: strings only. The same template prints a collection case's own påkrav
+ * (case-paakrav-template.ts), which names its creditor (`sellerLabel`), lists its debtors instead of the invoice's
+ * customer and its claims in a table, and asks for payment after the amounts.
+ */
 export interface ReminderTemplateModel {
   language: Language;
   title: string;
   subtitle: TextPiece[] | null;
+  sellerLabel: string | null;
   seller: { name: string; addressLines: string[]; cvr: string | null; email: string | null };
   /** The organisation's logo as a data: URL (the renderer loads nothing from the network); null: none. */
   logo: { src: string } | null;
-  buyer: { name: string; contactPerson: string | null; addressLines: string[]; cvr: string | null };
+  buyer: { name: string; contactPerson: string | null; addressLines: string[]; cvr: string | null } | null;
+  debtors: { label: string; list: { name: string; addressLines: string[]; cvr: string | null }[] } | null;
+  claims: {
+    title: string;
+    description: string;
+    invoiceDate: string;
+    dueDate: string;
+    principal: string;
+    list: { description: string; invoiceDate: string; dueDate: string; principal: string }[];
+  } | null;
   details: { label: string; value: string }[];
   intro: TextPiece[];
   request: TextPiece[];
@@ -104,7 +118,7 @@ export interface ReminderTemplateModel {
   paymentHint: string;
   contact: string | null;
   footer: string;
-  t: Record<'customer' | 'attention' | 'cvr' | 'email' | 'payment', string>;
+  t: Record<'cvr' | 'email' | 'payment', string> & Partial<Record<'customer' | 'attention', string>>;
 }
 
 export function reminderTemplateModel(view: ReminderDocumentView): ReminderTemplateModel {
@@ -142,9 +156,12 @@ export function reminderTemplateModel(view: ReminderDocumentView): ReminderTempl
     language: lang,
     title: reminderTitle(view),
     subtitle: view.demandLetter && view.reminderNumber !== null ? pieces(t.demandSubtitle(view.reminderNumber)) : null,
+    sellerLabel: null,
     seller: { name: seller.name, addressLines: addressLines(seller), cvr: seller.cvr, email: seller.email },
     logo: view.logo ? { src: logoDataUrl(view.logo) } : null,
     buyer: { name: view.buyer.name, contactPerson: view.buyer.contactPerson, addressLines: addressLines(view.buyer), cvr: view.buyer.cvr },
+    debtors: null,
+    claims: null,
     details: [
       { label: t.date, value: date(view.sentOn) },
       { label: t.invoiceNumber, value: String(invoice.number) },
@@ -173,3 +190,6 @@ const template = Handlebars.create().compile<ReminderTemplateModel>(readFileSync
 export function renderReminderHtml(view: ReminderDocumentView): string {
   return template(reminderTemplateModel(view));
 }
+
+/** The demand-letter template (reminder.hbs) with a model built elsewhere: a case's own påkrav. */
+export const renderDemandLetterHtml = (model: ReminderTemplateModel): string => template(model);
