@@ -1,7 +1,7 @@
 import type { CasePaakravView } from '../../services/cases/case-paakrav-document.ts';
 import { formatOere } from '../../services/shared/money.ts';
 import { addressLines, formatDate } from './invoice-template.ts';
-import { renderDemandLetterHtml, type ReminderTemplateModel } from './reminder-template.ts';
+import { paymentRows, renderDemandLetterHtml, type ReminderTemplateModel } from './reminder-template.ts';
 import { COLLECTION_FEE_OERE, DEMAND_WORDS, keep, pieces } from './text-pieces.ts';
 
 /**
@@ -88,13 +88,7 @@ export function casePaakravTemplateModel(view: CasePaakravView): ReminderTemplat
   if (view.paidOere > 0) amounts.push({ label: t.paid, value: money(-view.paidOere), grand: false });
   amounts.push({ label: t.total, value: money(view.totalOere), grand: true });
 
-  const payment: ReminderTemplateModel['payment'] = [
-    { label: t.payBy, value: date(view.deadline) },
-    { label: t.amount, value: money(view.totalOere) },
-  ];
-  if (creditor.bankReg) payment.push({ label: t.bankReg, value: creditor.bankReg });
-  if (creditor.bankAccount) payment.push({ label: t.bankAccount, value: creditor.bankAccount });
-  payment.push({ label: t.paymentReference, value: view.paymentReference });
+  const payment = paymentRows(lang, { deadline: view.deadline, totalOere: view.totalOere, payee: creditor, reference: view.paymentReference });
 
   const creditorLines = addressLines(creditor);
   return {

@@ -139,13 +139,7 @@ export function reminderTemplateModel(view: ReminderDocumentView): ReminderTempl
   if (view.paidTowardsFeesOere > 0) amounts.push({ label: t.paidTowardsFees, value: money(-view.paidTowardsFeesOere), grand: false });
   amounts.push({ label: t.total, value: money(view.totalOere), grand: true });
 
-  const payment: ReminderTemplateModel['payment'] = [
-    { label: t.payBy, value: date(view.deadline) },
-    { label: t.amount, value: money(view.totalOere) },
-  ];
-  if (seller.bankReg) payment.push({ label: t.bankReg, value: seller.bankReg });
-  if (seller.bankAccount) payment.push({ label: t.bankAccount, value: seller.bankAccount });
-  payment.push({ label: t.paymentReference, value: String(invoice.number) });
+  const payment = paymentRows(lang, { deadline: view.deadline, totalOere: view.totalOere, payee: seller, reference: String(invoice.number) });
   if (view.paymentLink) {
     payment.push({ label: t.paymentCode, value: view.paymentLink.paymentCode });
     if (view.paymentLink.url) payment.push({ label: t.payOnline, value: view.paymentLink.url });
@@ -189,6 +183,22 @@ const template = Handlebars.create().compile<ReminderTemplateModel>(readFileSync
 
 export function renderReminderHtml(view: ReminderDocumentView): string {
   return template(reminderTemplateModel(view));
+}
+
+/** The payment box of a letter that demands payment: pay by, amount, the bank account where there is one, reference. */
+export function paymentRows(
+  lang: Language,
+  p: { deadline: string; totalOere: number; payee: { bankReg: string | null; bankAccount: string | null }; reference: string },
+): ReminderTemplateModel['payment'] {
+  const t = DEMAND_WORDS[lang];
+  const rows: ReminderTemplateModel['payment'] = [
+    { label: t.payBy, value: formatDate(p.deadline, lang) },
+    { label: t.amount, value: formatOere(p.totalOere, lang) },
+  ];
+  if (p.payee.bankReg) rows.push({ label: t.bankReg, value: p.payee.bankReg });
+  if (p.payee.bankAccount) rows.push({ label: t.bankAccount, value: p.payee.bankAccount });
+  rows.push({ label: t.paymentReference, value: p.reference });
+  return rows;
 }
 
 /** The demand-letter template (reminder.hbs) with a model built elsewhere: a case's own påkrav. */
