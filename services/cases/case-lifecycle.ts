@@ -1,4 +1,7 @@
+import type { CaseEventData } from '../../contracts/event-catalogue.ts';
 import type { EventType } from '../../contracts/events.ts';
+import { recordEvent, type EventRecord } from '../events/record-event.ts';
+import { defineLifecycle } from '../shared/lifecycle.ts';
 
 /**
  * The collection case lifecycle as data (reminders-and-collection.md, "Collect and collection cases"): the states a
@@ -15,8 +18,9 @@ import type { EventType } from '../../contracts/events.ts';
  * - `withdraw`: the operator's withdraw-case command, before AFSLUTTET.
  *
  * Every transition writes its own event; a transition that changes `status` writes `sag.status_aendret` after it
- * (`eventsFor`). `eventVersion` of the status read counts them all. The state list is also the CHECK on
- * collection_cases.state (016_collection_cases.sql); test/unit/case-lifecycle.test.ts checks they agree.
+ * (`eventsFor`), through the kit's events hook (`CASE_LIFECYCLE`). `eventVersion` of the status read counts them all.
+ * The state list is also the CHECK on collection_cases.state (016_collection_cases.sql); test/unit/case-lifecycle.test.ts
+ * and test/unit/lifecycles.test.ts check they agree.
  */
 
 /** The `sag.*` event types: every event of a case's family. */
@@ -39,7 +43,7 @@ export const CASE_STATUS_OF: { readonly [S in CaseState]: CaseStatus } = {
 
 export const caseStatusOf = (state: CaseState): CaseStatus => CASE_STATUS_OF[state];
 
-/** The states a case starts in and can still move from. */
+/** The state a case starts in (its INSERT), and the states it can still move from. */
 export const INITIAL_CASE_STATE = 'OPRETTET' as const satisfies CaseState;
 export const OPEN_CASE_STATES = ['OPRETTET', 'PAAKRAV_SENDT', 'OVERDRAGET'] as const satisfies readonly CaseState[];
 export const CLOSED_CASE_STATES = ['AFSLUTTET', 'TILBAGEKALDT'] as const satisfies readonly CaseState[];
@@ -65,9 +69,49 @@ export const CASE_TRANSITIONS = {
 
 export type CaseTransitionName = keyof typeof CASE_TRANSITIONS;
 
+/** The facts of a case row its events carry. */
+export interface CaseEventFacts {
+  case_number: number | string;
+  external_reference: string | null;
+  invoice_id: string | null;
+  state: CaseState;
+}
+
+/** The event payload of a case in `state`: no personal data. */
+export const caseEventData = (c: CaseEventFacts, state: CaseState = c.state): CaseEventData => ({
+  caseNumber: Number(c.case_number),
+  state,
+  status: caseStatusOf(state),
+  fakturaId: c.invoice_id,
+  externalReference: c.external_reference,
+});
+
+/**
+ * The lifecycle in the kit's terms (services/shared/lifecycle.ts). Every transition reads the state it left and
+ * writes its `sag.*` events (`eventsFor`) after the guarded UPDATE, in the caller's transaction; what it answers
+ * (`written`) is the sekvensnummer of the last one, the case's eventVersion now.
+ */
+export const CASE_LIFECYCLE = defineLifecycle({
+  name: 'case',
+  table: 'collection_cases',
+  column: 'state',
+  states: CASE_STATES,
+  transitions: CASE_TRANSITIONS,
+  readFrom: true,
+  returning: 'case_number, external_reference, invoice_id',
+  async onTransition(sql, moved): Promise<number> {
+    const facts = { ...(moved.row as Omit<CaseEventFacts, 'state'>), state: moved.to };
+    let eventVersion = 0;
+    for (const type of eventsFor(moved.from!, moved.transition)) {
+      const e = await recordEvent(sql, { organizationId: moved.organizationId!, type, entityId: moved.id, data: caseEventData(facts) } as EventRecord<CaseEventType>);
+      eventVersion = e.sekvensnummer;
+    }
+    return eventVersion;
+  },
+});
+
 /** Whether `transition` may start from `state`. */
-export const canTransition = (state: CaseState, transition: CaseTransitionName): boolean =>
-  (CASE_TRANSITIONS[transition].from as readonly CaseState[]).includes(state);
+export const canTransition = (state: CaseState, transition: CaseTransitionName): boolean => CASE_LIFECYCLE.can(state, transition);
 
 /**
  * The `sag.*` events a transition from `from` writes, in order: its own event, then `sag.status_aendret` when the

@@ -1,11 +1,11 @@
 import type { PendingQuery, Row } from 'postgres';
-import type { CaseEventData } from '../../contracts/event-catalogue.ts';
-import { recordEvent, type EventRecord } from '../events/record-event.ts';
 import type { Queryable } from '../shared/db.ts';
-import { CASE_STATES, CASE_TRANSITIONS, caseStatusOf, eventsFor, type CaseEventType, type CaseState, type CaseTransitionName } from './case-lifecycle.ts';
+import { CASE_LIFECYCLE, caseEventData, type CaseState, type CaseTransitionName } from './case-lifecycle.ts';
+
+export { caseEventData };
 
 /**
- * Moves one case along `transition`, like transitionInvoice: a guarded
+ * Moves one case along `transition` through the kit (CASE_LIFECYCLE): a guarded
  * `UPDATE collection_cases SET state = <to>, updated_at = now(), <set> WHERE … AND state IN (<from-states>) RETURNING …`,
  * then the transition's `sag.*` events (`eventsFor`: its own, then `sag.status_aendret` when the status changes), in
  * the caller's transaction. Callers hold the case row's lock (`lockCase`) and read its state; the guard refuses a row
@@ -27,24 +27,6 @@ export interface TransitionedCase extends CaseRowFacts {
 
 type SqlFragment = PendingQuery<Row[]>;
 
-const stateList = (states: readonly CaseState[]): string => {
-  for (const s of states) if (!(CASE_STATES as readonly string[]).includes(s)) throw new Error(`not a case state: ${s}`);
-  return `(${states.map((s) => `'${s}'`).join(', ')})`;
-};
-
-const FROM_LISTS = Object.fromEntries(
-  Object.entries(CASE_TRANSITIONS).map(([name, t]) => [name, stateList(t.from)]),
-) as Record<CaseTransitionName, string>;
-
-/** The event payload of a case in `state`: no personal data. */
-export const caseEventData = (c: Omit<CaseRowFacts, 'id'>, state: CaseState = c.state): CaseEventData => ({
-  caseNumber: Number(c.case_number),
-  state,
-  status: caseStatusOf(state),
-  fakturaId: c.invoice_id,
-  externalReference: c.external_reference,
-});
-
 /** Locks the case's row (FOR UPDATE) and reads what a transition needs; undefined when there is none. */
 export async function lockCase(sql: Queryable, organizationId: string, caseId: string): Promise<(CaseRowFacts & { paakrav_sent_on: string | null; paakrav_frist: string | null; handed_over_at: Date | null }) | undefined> {
   const [row] = await sql<(CaseRowFacts & { paakrav_sent_on: string | null; paakrav_frist: string | null; handed_over_at: Date | null })[]>`
@@ -61,20 +43,15 @@ export async function transitionCase(
   transition: CaseTransitionName,
   opts: { set?: SqlFragment; refused: () => Error },
 ): Promise<TransitionedCase> {
-  const { to } = CASE_TRANSITIONS[transition];
-  // The state before the change, read in the same statement (the row is locked by the caller, so it is the one changed).
-  const [row] = await sql<(CaseRowFacts & { from_state: CaseState; updated_at: Date })[]>`
-    UPDATE collection_cases c SET state = ${to}, updated_at = now()${opts.set ? sql`, ${opts.set}` : sql``}
-    FROM (SELECT id, state AS from_state FROM collection_cases
-          WHERE organization_id = ${organizationId} AND id = ${caseId} AND state IN ${sql.unsafe(FROM_LISTS[transition])}) old
-    WHERE c.organization_id = ${organizationId} AND c.id = old.id
-    RETURNING c.id, c.case_number::int AS case_number, c.external_reference, c.invoice_id, c.state, old.from_state, c.updated_at`;
-  if (!row) throw opts.refused();
-  let eventVersion = 0;
-  for (const type of eventsFor(row.from_state, transition)) {
-    const e = await recordEvent(sql, { organizationId, type, entityId: caseId, data: caseEventData(row, to) } as EventRecord<CaseEventType>);
-    eventVersion = e.sekvensnummer;
-  }
-  const { from_state: _from, ...rest } = row;
-  return { ...rest, eventVersion };
+  const moved = await CASE_LIFECYCLE.transition(sql, caseId, transition, { organizationId, set: opts.set, refused: opts.refused, returning: 'updated_at' });
+  const row = moved.row as { case_number: number | string; external_reference: string | null; invoice_id: string | null; updated_at: Date };
+  return {
+    id: caseId,
+    case_number: Number(row.case_number),
+    external_reference: row.external_reference,
+    invoice_id: row.invoice_id,
+    state: moved.to,
+    updated_at: row.updated_at,
+    eventVersion: moved.written,
+  };
 }

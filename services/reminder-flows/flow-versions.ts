@@ -10,7 +10,7 @@ import { decodeCursor, encodeCursor, page, type CursorScope } from '../shared/cu
 import type { Queryable } from '../shared/db.ts';
 import { DomainError } from '../shared/errors.ts';
 import { uuidv7 } from '../shared/ids.ts';
-import { FLOW_TRANSITIONS, transitionTarget, type FlowState, type FlowTransition } from './flow-lifecycle.ts';
+import { ACTIVE_FLOW_STATE, FLOW_LIFECYCLE, FLOW_TRANSITIONS, INITIAL_FLOW_STATE, transitionTarget, type FlowState, type FlowTransition } from './flow-lifecycle.ts';
 
 /**
  * Reminder-flow versions of one organisation (reminders-and-collection.md "Reminder flows"): create (the key's next
@@ -72,7 +72,7 @@ export async function createFlowVersion(
   const [row] = await sql<VersionRow[]>`
     INSERT INTO reminder_flow_versions (organization_id, id, flow_key, version, name, graph, state, created_by_type, created_by_id)
     SELECT ${organizationId}, ${uuidv7()}, ${input.key}, coalesce(max(version), 0) + 1, ${input.name}, ${sql.json(input.graph)},
-           'draft', ${by.type}, ${by.id}
+           ${INITIAL_FLOW_STATE}, ${by.type}, ${by.id}
     FROM reminder_flow_versions WHERE organization_id = ${organizationId} AND flow_key = ${input.key}
     RETURNING *`;
   return toView(row!);
@@ -98,7 +98,7 @@ export async function listFlows(
   const rows = await sql<{ flow_key: string; name: string; latest_version: number; active_version: number | null }[]>`
     SELECT DISTINCT ON (flow_key) flow_key, name, version AS latest_version,
       (SELECT a.version FROM reminder_flow_versions a
-       WHERE a.organization_id = v.organization_id AND a.flow_key = v.flow_key AND a.state = 'active') AS active_version
+       WHERE a.organization_id = v.organization_id AND a.flow_key = v.flow_key AND a.state = ${ACTIVE_FLOW_STATE}) AS active_version
     FROM reminder_flow_versions v
     WHERE organization_id = ${organizationId} ${after !== null ? sql`AND flow_key > ${after}` : sql``}
     ORDER BY flow_key, version DESC
@@ -136,17 +136,17 @@ export async function approveFlowVersion(
   version: number,
 ): Promise<ReminderFlowVersion> {
   const row = await lockVersion(sql, organizationId, key, version);
-  const to = transitionTarget(row.state, 'approve');
-  if (!to) throw refuse(row, 'approve');
+  if (!transitionTarget(row.state, 'approve')) throw refuse(row, 'approve');
   if (row.created_by_type === by.type && row.created_by_id === by.id) {
     throw new DomainError('approver_is_creator', 'A version must be approved by another key than the one that created it.');
   }
-  const [updated] = await sql<VersionRow[]>`
-    UPDATE reminder_flow_versions
-    SET state = ${to}, approved_by_type = ${by.type}, approved_by_id = ${by.id}, approved_at = now()
-    WHERE organization_id = ${organizationId} AND id = ${row.id} AND state = ${row.state}
-    RETURNING *`;
-  return toView(updated!);
+  const { row: updated } = await FLOW_LIFECYCLE.transition(sql, row.id, 'approve', {
+    organizationId,
+    set: sql`approved_by_type = ${by.type}, approved_by_id = ${by.id}, approved_at = now()`,
+    returning: '*',
+    refused: () => refuse(row, 'approve'),
+  });
+  return toView(updated as unknown as VersionRow);
 }
 
 /**
@@ -164,18 +164,19 @@ export async function setFlowVersionActive(
   await lockFlows(sql, organizationId);
   const row = await lockVersion(sql, organizationId, key, version);
   const transition: FlowTransition = active ? 'activate' : 'deactivate';
-  const to = transitionTarget(row.state, transition);
-  if (!to) throw refuse(row, transition);
+  if (!transitionTarget(row.state, transition)) throw refuse(row, transition);
   if (active) {
-    await sql`
-      UPDATE reminder_flow_versions SET state = ${FLOW_TRANSITIONS.supersede.to}
-      WHERE organization_id = ${organizationId} AND state IN ${sql([...FLOW_TRANSITIONS.supersede.from])}`;
+    // The organisation's active version, of any key (at most one: the partial unique index), found under the lock.
+    const [current] = await sql<{ id: string }[]>`
+      SELECT id FROM reminder_flow_versions
+      WHERE organization_id = ${organizationId} AND state IN ${FLOW_LIFECYCLE.in(sql, FLOW_TRANSITIONS.supersede.from)}`;
+    if (current) await FLOW_LIFECYCLE.transition(sql, current.id, 'supersede', { organizationId });
   }
-  const [updated] = await sql<VersionRow[]>`
-    UPDATE reminder_flow_versions
-    SET state = ${to}
-      ${active ? sql`, activated_by_type = ${by.type}, activated_by_id = ${by.id}, activated_at = now()` : sql``}
-    WHERE organization_id = ${organizationId} AND id = ${row.id} AND state = ${row.state}
-    RETURNING *`;
-  return toView(updated!);
+  const { row: updated } = await FLOW_LIFECYCLE.transition(sql, row.id, transition, {
+    organizationId,
+    set: active ? sql`activated_by_type = ${by.type}, activated_by_id = ${by.id}, activated_at = now()` : undefined,
+    returning: '*',
+    refused: () => refuse(row, transition),
+  });
+  return toView(updated as unknown as VersionRow);
 }

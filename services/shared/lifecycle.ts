@@ -30,7 +30,19 @@ export interface TransitionDef<S extends string> {
   readonly to: S;
 }
 
-export interface LifecycleDef<S extends string, T extends Record<string, TransitionDef<S>>> {
+/** What a transition did, as the lifecycle's `onTransition` hook sees it (after the UPDATE, in the same transaction). */
+export interface Moved<S extends string, T> {
+  readonly organizationId: string | undefined;
+  readonly id: string;
+  readonly transition: keyof T & string;
+  /** The state before the change: only when the transition was asked with `readFrom`. */
+  readonly from: S | undefined;
+  readonly to: S;
+  /** The extra columns asked for with `returning`. */
+  readonly row: Record<string, unknown>;
+}
+
+export interface LifecycleDef<S extends string, T extends Record<string, TransitionDef<S>>, W = undefined> {
   /** What the rows are, for messages: 'invoice', 'webhook delivery'. */
   readonly name: string;
   readonly table: string;
@@ -45,6 +57,15 @@ export interface LifecycleDef<S extends string, T extends Record<string, Transit
   readonly touchColumn?: string | null;
   /** What the column's values are called in messages: 'status' or 'state' (the default). */
   readonly stateNoun?: 'status' | 'state';
+  /** Columns every transition returns (besides each call's own `returning`): what `onTransition` needs of the row. */
+  readonly returning?: string;
+  /** Every transition reads the state it left (as the call's `readFrom`): for an `onTransition` that needs it. */
+  readonly readFrom?: boolean;
+  /**
+   * What every transition writes besides the row (its events, a timeline entry), run after the guarded UPDATE on
+   * the same connection, so in the caller's transaction; its result comes back as the transition's `written`.
+   */
+  readonly onTransition?: (sql: Queryable, moved: Moved<S, T>) => Promise<W>;
 }
 
 /** The one error of a wrong transition: 422 `invalid_transition`, naming the row's kind, its state and the transition. */
@@ -66,12 +87,14 @@ export class TransitionRefused extends DomainError {
   }
 }
 
-export interface TransitionResult<S extends string> {
+export interface TransitionResult<S extends string, W = undefined> {
   /** The state before the change, read in the same statement: only with `readFrom`. */
   from: S | undefined;
   to: S;
   /** The extra columns asked for with `returning`, as returned. */
   row: Record<string, unknown>;
+  /** What the lifecycle's `onTransition` wrote (undefined without one). */
+  written: W;
 }
 
 export interface TransitionOptions {
@@ -79,7 +102,7 @@ export interface TransitionOptions {
   organizationId?: string;
   /** More columns written with the state: `sql\`issued_at = now(), number = ${n}\``. */
   set?: SqlFragment;
-  /** More columns of the row to return: `'id, number'` (column names only). */
+  /** More columns of the row to return: `'id, number'` (column names only), or `'*'` for the whole row. */
   returning?: string;
   /** Also return the state the row had (a sub-select in the same statement); off on hot paths. */
   readFrom?: boolean;
@@ -87,7 +110,7 @@ export interface TransitionOptions {
   refused?: () => Error;
 }
 
-export interface Lifecycle<S extends string, T extends Record<string, TransitionDef<S>>> {
+export interface Lifecycle<S extends string, T extends Record<string, TransitionDef<S>>, W = undefined> {
   readonly name: string;
   readonly table: string;
   readonly column: string;
@@ -109,7 +132,12 @@ export interface Lifecycle<S extends string, T extends Record<string, Transition
    * The guarded UPDATE of one row (see the module's comment). The statement is sent when this is called, so callers
    * that pipeline statements keep their order.
    */
-  transition(sql: Queryable, id: string, transition: keyof T & string, opts?: TransitionOptions): Promise<TransitionResult<S>>;
+  transition(sql: Queryable, id: string, transition: keyof T & string, opts?: TransitionOptions): Promise<TransitionResult<S, W>>;
+  /**
+   * The same guarded UPDATE for a use case to which a row not in a from-state is no error but "nothing to do" (an
+   * end that happened already, a callback arriving late): undefined instead of the refusal, nothing written.
+   */
+  tryTransition(sql: Queryable, id: string, transition: keyof T & string, opts?: Omit<TransitionOptions, 'refused'>): Promise<TransitionResult<S, W> | undefined>;
 }
 
 const IDENT = /^[a-z_][a-z0-9_]*$/;
@@ -118,9 +146,11 @@ const IDENT = /^[a-z_][a-z0-9_]*$/;
  * Every lifecycle defined so far in this process, for the test that holds each to its migration's CHECK (it imports
  * every `*-lifecycle.ts` module first).
  */
-export const LIFECYCLES: Lifecycle<string, Record<string, TransitionDef<string>>>[] = [];
+export const LIFECYCLES: Lifecycle<string, Record<string, TransitionDef<string>>, unknown>[] = [];
 
-export function defineLifecycle<const S extends string, const T extends Record<string, TransitionDef<S>>>(def: LifecycleDef<S, T>): Lifecycle<S, T> {
+export function defineLifecycle<const S extends string, const T extends Record<string, TransitionDef<S>>, W = undefined>(
+  def: LifecycleDef<S, T, W>,
+): Lifecycle<S, T, W> {
   const tenant = def.tenantColumn === undefined ? 'organization_id' : def.tenantColumn;
   const idColumn = def.idColumn ?? 'id';
   const touch = def.touchColumn === undefined ? 'updated_at' : def.touchColumn;
@@ -146,7 +176,7 @@ export function defineLifecycle<const S extends string, const T extends Record<s
   const refusal = (state: S | undefined, transition: keyof T & string): TransitionRefused =>
     new TransitionRefused(def.name, transition, state, def.transitions[transition]!.from);
 
-  const lifecycle: Lifecycle<S, T> = {
+  const lifecycle: Lifecycle<S, T, W> = {
     name: def.name,
     table: def.table,
     column: def.column,
@@ -161,37 +191,50 @@ export function defineLifecycle<const S extends string, const T extends Record<s
     inList,
     in: (sql, states) => sql.unsafe(inList(states)),
     transition(sql, id, transition, opts = {}) {
-      const t = def.transitions[transition];
-      if (!t) throw new Error(`lifecycle ${def.name} has no transition ${transition}`);
-      if (tenant !== null && opts.organizationId === undefined) throw new Error(`lifecycle ${def.name}: transition needs the organisation`);
-      const returning = (opts.returning ?? '').split(',').map((c) => c.trim()).filter((c) => c !== '');
-      for (const c of returning) if (!IDENT.test(c)) throw new Error(`lifecycle ${def.name}: returning takes column names, not ${c}`);
-      const ident = (name: string) => sql.unsafe(`"${name}"`);
-      const tenantMatch = (alias: string) => (tenant !== null ? sql`${sql.unsafe(`${alias}."${tenant}"`)} = ${opts.organizationId!} AND ` : sql``);
-      const extra = sql.unsafe(returning.map((c) => `, t."${c}"`).join(''));
-      const setTouch = touch ? sql`, ${ident(touch)} = now()` : sql``;
-      const setMore = opts.set ? sql`, ${opts.set}` : sql``;
-      const fromList = sql.unsafe(fromLists[transition]!);
-      // With readFrom the old state comes from a sub-select of the same statement (the row a caller locked is the
-      // one changed); without it the statement is the bare guarded UPDATE, for hot paths that know the state.
-      const query = opts.readFrom
-        ? sql<Record<string, unknown>[]>`
-            UPDATE ${ident(def.table)} t SET ${ident(def.column)} = ${t.to}${setTouch}${setMore}
-            FROM (SELECT o.${ident(idColumn)} AS key, o.${ident(def.column)} AS from_state FROM ${ident(def.table)} o
-                  WHERE ${tenantMatch('o')}o.${ident(idColumn)} = ${id} AND o.${ident(def.column)} IN ${fromList}) old
-            WHERE ${tenantMatch('t')}t.${ident(idColumn)} = old.key
-            RETURNING old.from_state AS "__from"${extra}`.execute()
-        : sql<Record<string, unknown>[]>`
-            UPDATE ${ident(def.table)} t SET ${ident(def.column)} = ${t.to}${setTouch}${setMore}
-            WHERE ${tenantMatch('t')}t.${ident(idColumn)} = ${id} AND t.${ident(def.column)} IN ${fromList}
-            RETURNING NULL AS "__from"${extra}`.execute();
-      return query.then(([row]) => {
-        if (!row) throw opts.refused ? opts.refused() : refusal(undefined, transition);
-        const { __from, ...rest } = row;
-        return { from: (__from ?? undefined) as S | undefined, to: t.to, row: rest };
+      return move(sql, id, transition, opts).then((moved) => {
+        if (!moved) throw opts.refused ? opts.refused() : refusal(undefined, transition);
+        return moved;
       });
     },
+    tryTransition: (sql, id, transition, opts = {}) => move(sql, id, transition, opts),
   };
+
+  /** The guarded UPDATE (sent at once), then the events hook; undefined when no row was in a from-state. */
+  function move(sql: Queryable, id: string, transition: keyof T & string, opts: TransitionOptions): Promise<TransitionResult<S, W> | undefined> {
+    const t = def.transitions[transition];
+    if (!t) throw new Error(`lifecycle ${def.name} has no transition ${transition}`);
+    if (tenant !== null && opts.organizationId === undefined) throw new Error(`lifecycle ${def.name}: transition needs the organisation`);
+    const returning = [...new Set([def.returning ?? '', opts.returning ?? ''].join(',').split(',').map((c) => c.trim()).filter((c) => c !== ''))];
+    for (const c of returning) if (c !== '*' && !IDENT.test(c)) throw new Error(`lifecycle ${def.name}: returning takes column names, not ${c}`);
+    const ident = (name: string) => sql.unsafe(`"${name}"`);
+    const tenantMatch = (alias: string) => (tenant !== null ? sql`${sql.unsafe(`${alias}."${tenant}"`)} = ${opts.organizationId!} AND ` : sql``);
+    const extra = sql.unsafe(returning.map((c) => (c === '*' ? ', t.*' : `, t."${c}"`)).join(''));
+    const setTouch = touch ? sql`, ${ident(touch)} = now()` : sql``;
+    const setMore = opts.set ? sql`, ${opts.set}` : sql``;
+    const fromList = sql.unsafe(fromLists[transition]!);
+    // With readFrom the old state comes from a sub-select of the same statement (the row a caller locked is the
+    // one changed); without it the statement is the bare guarded UPDATE, for hot paths that know the state.
+    const query = opts.readFrom || def.readFrom
+      ? sql<Record<string, unknown>[]>`
+          UPDATE ${ident(def.table)} t SET ${ident(def.column)} = ${t.to}${setTouch}${setMore}
+          FROM (SELECT o.${ident(idColumn)} AS key, o.${ident(def.column)} AS from_state FROM ${ident(def.table)} o
+                WHERE ${tenantMatch('o')}o.${ident(idColumn)} = ${id} AND o.${ident(def.column)} IN ${fromList}) old
+          WHERE ${tenantMatch('t')}t.${ident(idColumn)} = old.key
+          RETURNING old.from_state AS "__from"${extra}`.execute()
+      : sql<Record<string, unknown>[]>`
+          UPDATE ${ident(def.table)} t SET ${ident(def.column)} = ${t.to}${setTouch}${setMore}
+          WHERE ${tenantMatch('t')}t.${ident(idColumn)} = ${id} AND t.${ident(def.column)} IN ${fromList}
+          RETURNING NULL AS "__from"${extra}`.execute();
+    return query.then(async ([row]) => {
+      if (!row) return undefined;
+      const { __from, ...rest } = row;
+      const from = (__from ?? undefined) as S | undefined;
+      const written = def.onTransition
+        ? await def.onTransition(sql, { organizationId: opts.organizationId, id, transition, from, to: t.to, row: rest })
+        : (undefined as W);
+      return { from, to: t.to, row: rest, written };
+    });
+  }
   LIFECYCLES.push(lifecycle);
   return lifecycle;
 }

@@ -1,6 +1,7 @@
 import type { SubscriptionInvoicePreview } from '../../contracts/subscriptions.ts';
 import type { Queryable } from '../shared/db.ts';
 import { period } from './period-math.ts';
+import { canSubscription } from './subscription-lifecycle.ts';
 import { getSubscriptionRowOrThrow, linesWithAmounts, scheduleOfRow } from './subscription-queries.ts';
 
 /**
@@ -10,7 +11,7 @@ import { getSubscriptionRowOrThrow, linesWithAmounts, scheduleOfRow } from './su
  */
 export async function previewNextInvoice(sql: Queryable, organizationId: string, id: string, today: string): Promise<SubscriptionInvoicePreview | null> {
   const row = await getSubscriptionRowOrThrow(sql, organizationId, id);
-  if (row.status !== 'active' || row.next_invoice_date === null) return null;
+  if (!canSubscription(row.status, 'run') || row.next_invoice_date === null) return null;
   const p = period(scheduleOfRow(row), row.next_period);
   const amounts = linesWithAmounts(row.lines);
   return {

@@ -9,7 +9,7 @@ import type { Queryable } from '../shared/db.ts';
 import { DomainError } from '../shared/errors.ts';
 import { addDays, periodsDue, type Period } from './period-math.ts';
 import { scheduleSubscription } from './schedule-subscription.ts';
-import { assertCan } from './subscription-lifecycle.ts';
+import { assertCan, canSubscription } from './subscription-lifecycle.ts';
 import {
   endIfExhausted,
   getSubscriptionRowOrThrow,
@@ -165,7 +165,7 @@ export async function runScheduledPeriod(
   });
   if (!row) return { kind: 'idle', status: 'gone' };
   const [{ today } = { today: '' }] = await sql<{ today: string }[]>`SELECT business_today(${organizationId})::text AS today`;
-  if (row.status === 'active') {
+  if (canSubscription(row.status, 'run')) {
     const [due] = periodsDue(scheduleOfRow(row), row.next_period, today, 1);
     if (due) {
       const run = await reservePeriodRun(sql, deps, organizationId, subscriptionId, deps.requestKey(subscriptionId, due.start), {
@@ -177,6 +177,6 @@ export async function runScheduledPeriod(
   }
   if (await endIfExhausted(sql, organizationId, row, today)) return { kind: 'idle', status: 'ended' };
   await scheduleSubscription(sql, organizationId, row);
-  if (row.status === 'active' && row.next_invoice_date) return { kind: 'wait', date: row.next_invoice_date };
+  if (canSubscription(row.status, 'run') && row.next_invoice_date) return { kind: 'wait', date: row.next_invoice_date };
   return { kind: 'idle', status: row.status };
 }

@@ -2,6 +2,7 @@ import { WORK } from '../../contracts/workflows.ts';
 import { clearWake, scheduleWake } from '../clock/wake-index.ts';
 import type { Queryable } from '../shared/db.ts';
 import { addDays } from './period-math.ts';
+import { canSubscription, PAUSED_SUBSCRIPTION_STATUS } from './subscription-lifecycle.ts';
 import type { SubscriptionRow } from './subscription-queries.ts';
 
 /**
@@ -22,7 +23,9 @@ export async function scheduleSubscription(
   r: Pick<SubscriptionRow, 'id' | 'status' | 'next_invoice_date' | 'end_date'>,
 ): Promise<void> {
   const target = WORK.subscriptionSchedule(organizationId, r.id);
-  const date = r.status === 'active' ? r.next_invoice_date : r.status === 'paused' && r.end_date !== null ? addDays(r.end_date, 1) : null;
+  const date = canSubscription(r.status, 'run')
+    ? r.next_invoice_date
+    : r.status === PAUSED_SUBSCRIPTION_STATUS && r.end_date !== null ? addDays(r.end_date, 1) : null;
   if (date === null) {
     await clearWake(sql, target);
     return;

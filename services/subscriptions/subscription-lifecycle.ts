@@ -1,5 +1,6 @@
 import type { EventType } from '../../contracts/events.ts';
 import { DomainError } from '../shared/errors.ts';
+import { defineLifecycle } from '../shared/lifecycle.ts';
 
 /**
  * The subscription lifecycle as data (api-spec.md 3.2, subscriptions.md "Routes"):
@@ -9,13 +10,21 @@ import { DomainError } from '../shared/errors.ts';
  *
  * Besides the transitions, which statuses allow a change (PATCH: active or paused) and a run (active only). A call
  * from any other status is 422 `invalid_transition` naming the current status, never a silent no-op. The status
- * list is also the CHECK on subscriptions.status (018_subscriptions.sql).
+ * list is also the CHECK on subscriptions.status (018_subscriptions.sql), which test/unit/lifecycles.test.ts checks.
+ * Every change of the status goes through the kit's guarded UPDATE (`SUBSCRIPTION_LIFECYCLE`); the use cases write
+ * the `subscription.*` event of a transition from the row they read back.
  */
 
 export const SUBSCRIPTION_STATUSES = ['active', 'paused', 'cancelled'] as const;
 export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
 
 export const INITIAL_SUBSCRIPTION_STATUS = 'active' as const satisfies SubscriptionStatus;
+
+/** The status no transition leaves. */
+export const FINAL_SUBSCRIPTION_STATUS = 'cancelled' as const satisfies SubscriptionStatus;
+
+/** The status of a subscription whose periods are not invoiced for now (a run waits; the end still comes). */
+export const PAUSED_SUBSCRIPTION_STATUS = 'paused' as const satisfies SubscriptionStatus;
 
 type SubscriptionEventType = Extract<EventType, `subscription.${string}`>;
 
@@ -37,6 +46,16 @@ export const SUBSCRIPTION_TRANSITIONS = {
 } as const satisfies Record<string, SubscriptionTransition>;
 
 export type SubscriptionTransitionName = keyof typeof SUBSCRIPTION_TRANSITIONS;
+
+/** The lifecycle in the kit's terms (services/shared/lifecycle.ts): the guarded UPDATE and the state lists. */
+export const SUBSCRIPTION_LIFECYCLE = defineLifecycle({
+  name: 'subscription',
+  table: 'subscriptions',
+  column: 'status',
+  stateNoun: 'status',
+  states: SUBSCRIPTION_STATUSES,
+  transitions: SUBSCRIPTION_TRANSITIONS,
+});
 
 /** What else a status allows: a PATCH (`update`) and a period's run (`run`). */
 export const SUBSCRIPTION_ACTIONS = {
@@ -66,7 +85,7 @@ const VERB: Record<SubscriptionAction, string> = {
 /** The 422 `invalid_transition` for `action` from `status`: the message names the current status and what is allowed. */
 export function transitionRefused(status: SubscriptionStatus, action: SubscriptionAction): DomainError {
   const from = allowedFrom(action);
-  const final = status === 'cancelled' ? ' (cancelled is final)' : '';
+  const final = status === FINAL_SUBSCRIPTION_STATUS ? ` (${FINAL_SUBSCRIPTION_STATUS} is final)` : '';
   return new DomainError(
     'invalid_transition',
     `The subscription is ${status}${final}: it cannot be ${VERB[action]}, which needs status ${from.join(' or ')}.`,

@@ -3,13 +3,13 @@ import type { Subscription, SubscriptionLine, SubscriptionLineInput } from '../.
 import { WORK } from '../../contracts/workflows.ts';
 import { clearWake } from '../clock/wake-index.ts';
 import { recordEvent } from '../events/record-event.ts';
-import { UNISSUED_STATUSES } from '../invoices/invoice-lifecycle.ts';
+import { INVOICE_LIFECYCLE, UNISSUED_STATUSES } from '../invoices/invoice-lifecycle.ts';
 import { computeTotals, DEFAULT_VAT_RATE_BPS } from '../invoices/invoice-totals.ts';
 import type { Queryable } from '../shared/db.ts';
 import { notFound } from '../shared/errors.ts';
 import { isUuid } from '../shared/ids.ts';
 import { countPeriodsDue, periodComes, periodStart, type Interval, type PeriodSchedule } from './period-math.ts';
-import { SUBSCRIPTION_TRANSITIONS, type SubscriptionStatus } from './subscription-lifecycle.ts';
+import { canSubscription, PAUSED_SUBSCRIPTION_STATUS, SUBSCRIPTION_LIFECYCLE, SUBSCRIPTION_TRANSITIONS, type SubscriptionStatus } from './subscription-lifecycle.ts';
 
 /** A stored line: the input with its VAT rate filled in and the exemption reason null when none was given. */
 export interface StoredLine {
@@ -59,17 +59,17 @@ export const subscriptionSelect = (sql: Queryable) => sql`
   s.next_invoice_date, s.paused_at, s.cancelled_at, s.ended_at, s.created_at, s.updated_at,
   (SELECT count(*) FROM subscription_runs r JOIN invoices i ON i.organization_id = r.organization_id AND i.id = r.invoice_id
     WHERE r.organization_id = s.organization_id AND r.subscription_id = s.id
-      AND i.status NOT IN ('draft', 'issuing'))::int AS invoice_count,
+      AND i.status NOT IN ${INVOICE_LIFECYCLE.in(sql, UNISSUED_STATUSES)})::int AS invoice_count,
   EXISTS (SELECT 1 FROM subscription_runs r WHERE r.organization_id = s.organization_id AND r.subscription_id = s.id) AS has_runs,
   (SELECT json_build_object('id', i.id, 'number', i.number, 'issueDate', i.issue_date,
                             'periodStart', r.period_start, 'periodEnd', r.period_end)
    FROM subscription_runs r JOIN invoices i ON i.organization_id = r.organization_id AND i.id = r.invoice_id
-   WHERE r.organization_id = s.organization_id AND r.subscription_id = s.id AND i.status NOT IN ('draft', 'issuing')
+   WHERE r.organization_id = s.organization_id AND r.subscription_id = s.id AND i.status NOT IN ${INVOICE_LIFECYCLE.in(sql, UNISSUED_STATUSES)}
    ORDER BY r.period_start DESC LIMIT 1) AS latest_invoice,
   (SELECT json_build_object('count', count(*), 'firstStart', min(r.period_start))
    FROM subscription_runs r JOIN invoices i ON i.organization_id = r.organization_id AND i.id = r.invoice_id
    WHERE r.organization_id = s.organization_id AND r.subscription_id = s.id
-     AND i.status IN ${sql([...UNISSUED_STATUSES])}) AS unissued_runs`;
+     AND i.status IN ${INVOICE_LIFECYCLE.in(sql, UNISSUED_STATUSES)}) AS unissued_runs`;
 
 /**
  * The API's `nextInvoiceDate` over the alias `s`, for filters: the stored one, or, while a period's invoice is still
@@ -78,7 +78,7 @@ export const subscriptionSelect = (sql: Queryable) => sql`
 export const nextInvoiceDateSql = (sql: Queryable) => sql`
   CASE WHEN s.next_invoice_date IS NULL THEN NULL ELSE coalesce(
     (SELECT min(r.period_start) FROM subscription_runs r JOIN invoices i ON i.organization_id = r.organization_id AND i.id = r.invoice_id
-     WHERE r.organization_id = s.organization_id AND r.subscription_id = s.id AND i.status IN ${sql([...UNISSUED_STATUSES])}),
+     WHERE r.organization_id = s.organization_id AND r.subscription_id = s.id AND i.status IN ${INVOICE_LIFECYCLE.in(sql, UNISSUED_STATUSES)}),
     s.next_invoice_date) END`;
 
 /** The period schedule of a stored subscription. */
@@ -91,7 +91,7 @@ export const scheduleOfRow = (r: Pick<SubscriptionRow, 'anchor_date' | 'anchor_p
 
 /** nextInvoiceDate: the start of `nextPeriod` while active and that period comes; otherwise null. */
 export function nextInvoiceDateOf(s: PeriodSchedule, nextPeriod: number, status: SubscriptionStatus): string | null {
-  if (status !== 'active' || !periodComes(s, nextPeriod)) return null;
+  if (!canSubscription(status, 'run') || !periodComes(s, nextPeriod)) return null;
   return periodStart(s, nextPeriod);
 }
 
@@ -133,7 +133,7 @@ export function linesWithAmounts(lines: StoredLine[]): { lines: SubscriptionLine
  */
 export function toSubscription(r: SubscriptionRow, today: string): Subscription {
   const schedule = scheduleOfRow(r);
-  const active = r.status === 'active';
+  const active = canSubscription(r.status, 'run');
   const unissued = active ? r.unissued_runs : { count: 0, firstStart: null };
   return {
     id: r.id,
@@ -209,13 +209,13 @@ export async function recordSubscriptionEvent(sql: Queryable, organizationId: st
  */
 export async function endIfExhausted(sql: Queryable, organizationId: string, r: SubscriptionRow, today: string): Promise<boolean> {
   const end = SUBSCRIPTION_TRANSITIONS.end;
-  if (!(end.from as readonly string[]).includes(r.status)) return false;
-  const pausedPastEnd = r.status === 'paused' && r.end_date !== null && today > r.end_date;
+  if (!canSubscription(r.status, 'end')) return false;
+  const pausedPastEnd = r.status === PAUSED_SUBSCRIPTION_STATUS && r.end_date !== null && today > r.end_date;
   if (periodComes(scheduleOfRow(r), r.next_period) && !pausedPastEnd) return false;
-  const [ended] = await sql<{ id: string }[]>`
-    UPDATE subscriptions SET status = ${end.to}, ended_at = now(), paused_at = NULL, next_invoice_date = NULL, updated_at = now()
-    WHERE organization_id = ${organizationId} AND id = ${r.id} AND status IN ${sql([...end.from])}
-    RETURNING id`;
+  const ended = await SUBSCRIPTION_LIFECYCLE.tryTransition(sql, r.id, 'end', {
+    organizationId,
+    set: sql`ended_at = now(), paused_at = NULL, next_invoice_date = NULL`,
+  });
   if (!ended) return false;
   const after = (await findSubscriptionRow(sql, organizationId, r.id))!;
   await recordSubscriptionEvent(sql, organizationId, end.event, after);

@@ -2,7 +2,7 @@ import type { Subscription } from '../../contracts/subscriptions.ts';
 import type { Queryable } from '../shared/db.ts';
 import { lastPeriod, nextPeriodOnOrAfter } from './period-math.ts';
 import { scheduleSubscription } from './schedule-subscription.ts';
-import { assertCan, SUBSCRIPTION_TRANSITIONS } from './subscription-lifecycle.ts';
+import { assertCan, SUBSCRIPTION_LIFECYCLE, SUBSCRIPTION_TRANSITIONS, transitionRefused } from './subscription-lifecycle.ts';
 import {
   endIfExhausted,
   getSubscriptionRowOrThrow,
@@ -43,15 +43,15 @@ export async function transitionSubscription(
     nextPeriod = k ?? (last === null ? row.next_period : Math.max(row.next_period, last + 1));
   }
   const nextInvoiceDate = nextInvoiceDateOf(schedule, nextPeriod, t.to);
-  await sql`
-    UPDATE subscriptions SET
-      status = ${t.to},
+  await SUBSCRIPTION_LIFECYCLE.transition(sql, row.id, transition, {
+    organizationId,
+    set: sql`
       next_period = ${nextPeriod},
       next_invoice_date = ${nextInvoiceDate},
       paused_at = ${transition === 'pause' ? sql`now()` : sql`NULL`},
-      cancelled_at = ${transition === 'cancel' ? sql`now()` : sql`cancelled_at`},
-      updated_at = now()
-    WHERE organization_id = ${organizationId} AND id = ${row.id} AND status IN ${sql([...t.from])}`;
+      cancelled_at = ${transition === 'cancel' ? sql`now()` : sql`cancelled_at`}`,
+    refused: () => transitionRefused(row.status, transition),
+  });
   let after = await getSubscriptionRowOrThrow(sql, organizationId, id);
   await recordSubscriptionEvent(sql, organizationId, t.event, after);
   if (transition === 'resume' && (await endIfExhausted(sql, organizationId, after, today))) {

@@ -19,8 +19,27 @@ const DOOR = defineLifecycle({
     lock: { from: ['closed'], to: 'locked' },
   },
 });
-// Not a table of the migrations: out of the registry the CHECK test walks.
+/** The same door, writing each transition's event into a log table of the test's own: the kit's events hook. */
+const LOGGED_DOOR_TRANSITIONS = {
+  open: { from: ['closed'], to: 'open', event: 'door.opened' },
+  close: { from: ['open'], to: 'closed', event: 'door.closed' },
+} as const;
+const LOGGED_DOOR = defineLifecycle({
+  name: 'logged door',
+  table: 'kit_doors',
+  column: 'state',
+  states: ['closed', 'open', 'locked'],
+  transitions: LOGGED_DOOR_TRANSITIONS,
+  async onTransition(sql, moved) {
+    const { event } = LOGGED_DOOR_TRANSITIONS[moved.transition];
+    const [row] = await sql<{ seq: number }[]>`
+      INSERT INTO kit_door_log (id, event, from_state, to_state) VALUES (${moved.id}, ${event}, ${moved.from ?? null}, ${moved.to}) RETURNING seq`;
+    return row!.seq;
+  },
+});
+// Not tables of the migrations: out of the registry the CHECK test walks.
 LIFECYCLES.splice(LIFECYCLES.indexOf(DOOR), 1);
+LIFECYCLES.splice(LIFECYCLES.findIndex((l) => l.name === LOGGED_DOOR.name), 1);
 
 const ORG = '00000000-0000-4000-8000-000000000001';
 const OTHER = '00000000-0000-4000-8000-000000000002';
@@ -35,6 +54,7 @@ async function withDoors(fn: (tx: Parameters<Parameters<ReturnType<typeof testDb
       await tx`CREATE TEMP TABLE kit_doors (organization_id uuid NOT NULL, id uuid NOT NULL, state text NOT NULL, painted text,
                  updated_at timestamptz NOT NULL DEFAULT '2000-01-01') ON COMMIT DROP`;
       await tx`INSERT INTO kit_doors (organization_id, id, state) VALUES (${ORG}, ${ID}, 'closed')`;
+      await tx`CREATE TEMP TABLE kit_door_log (seq serial, id uuid NOT NULL, event text NOT NULL, from_state text, to_state text NOT NULL) ON COMMIT DROP`;
       await fn(tx);
       throw new Rollback();
     })
@@ -75,6 +95,23 @@ describe('lifecycle kit (guarded UPDATE on PostgreSQL)', () => {
       await assert.rejects(DOOR.transition(tx, ID, 'open', { organizationId: OTHER, refused: () => new DomainError('customer_not_found', 'no such door') }), /no such door/);
       const [row] = await tx<{ state: string }[]>`SELECT state FROM kit_doors WHERE id = ${ID}`;
       assert.equal(row!.state, 'closed');
+    });
+  });
+
+  it('writes what a transition means through onTransition, in the same transaction, and nothing for a refused one', async () => {
+    await withDoors(async (tx) => {
+      const r = await LOGGED_DOOR.transition(tx, ID, 'open', { organizationId: ORG, readFrom: true });
+      assert.equal(typeof r.written, 'number');
+      await assert.rejects(LOGGED_DOOR.transition(tx, ID, 'open', { organizationId: ORG }), TransitionRefused);
+      await LOGGED_DOOR.transition(tx, ID, 'close', { organizationId: ORG });
+      const log = await tx<{ event: string; from_state: string | null; to_state: string }[]>`SELECT event, from_state, to_state FROM kit_door_log ORDER BY seq`;
+      assert.deepEqual(
+        log.map((l) => [l.event, l.from_state, l.to_state]),
+        [
+          ['door.opened', 'closed', 'open'],
+          ['door.closed', null, 'closed'],
+        ],
+      );
     });
   });
 
