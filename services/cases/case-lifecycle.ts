@@ -103,7 +103,7 @@ export const CASE_LIFECYCLE = defineLifecycle({
     const facts = { ...(moved.row as Omit<CaseEventFacts, 'state'>), state: moved.to };
     let eventVersion = 0;
     for (const type of eventsFor(moved.from!, moved.transition)) {
-      const e = await recordEvent(sql, { organizationId: moved.organizationId!, type, entityId: moved.id, data: caseEventData(facts) } as EventRecord<CaseEventType>);
+      const e = await recordEvent(sql, { organizationId: moved.organizationId!, type, entityId: String(moved.id), data: caseEventData(facts) } as EventRecord<CaseEventType>);
       eventVersion = e.sekvensnummer;
     }
     return eventVersion;

@@ -25,6 +25,9 @@ import { DomainError } from './errors.ts';
 
 type SqlFragment = PendingQuery<Row[]>;
 
+/** A row's key: a uuid, or (for a table keyed by a token's hash) bytes. */
+export type RowKey = string | Buffer;
+
 export interface TransitionDef<S extends string> {
   readonly from: readonly S[];
   readonly to: S;
@@ -33,7 +36,7 @@ export interface TransitionDef<S extends string> {
 /** What a transition did, as the lifecycle's `onTransition` hook sees it (after the UPDATE, in the same transaction). */
 export interface Moved<S extends string, T> {
   readonly organizationId: string | undefined;
-  readonly id: string;
+  readonly id: RowKey;
   readonly transition: keyof T & string;
   /** The state before the change: only when the transition was asked with `readFrom`. */
   readonly from: S | undefined;
@@ -102,6 +105,8 @@ export interface TransitionOptions {
   organizationId?: string;
   /** More columns written with the state: `sql\`issued_at = now(), number = ${n}\``. */
   set?: SqlFragment;
+  /** More conditions the row must meet, over the alias `t`: `sql\`t.expires_at > now()\``. */
+  where?: SqlFragment;
   /** More columns of the row to return: `'id, number'` (column names only), or `'*'` for the whole row. */
   returning?: string;
   /** Also return the state the row had (a sub-select in the same statement); off on hot paths. */
@@ -132,12 +137,12 @@ export interface Lifecycle<S extends string, T extends Record<string, Transition
    * The guarded UPDATE of one row (see the module's comment). The statement is sent when this is called, so callers
    * that pipeline statements keep their order.
    */
-  transition(sql: Queryable, id: string, transition: keyof T & string, opts?: TransitionOptions): Promise<TransitionResult<S, W>>;
+  transition(sql: Queryable, id: RowKey, transition: keyof T & string, opts?: TransitionOptions): Promise<TransitionResult<S, W>>;
   /**
    * The same guarded UPDATE for a use case to which a row not in a from-state is no error but "nothing to do" (an
    * end that happened already, a callback arriving late): undefined instead of the refusal, nothing written.
    */
-  tryTransition(sql: Queryable, id: string, transition: keyof T & string, opts?: Omit<TransitionOptions, 'refused'>): Promise<TransitionResult<S, W> | undefined>;
+  tryTransition(sql: Queryable, id: RowKey, transition: keyof T & string, opts?: Omit<TransitionOptions, 'refused'>): Promise<TransitionResult<S, W> | undefined>;
 }
 
 const IDENT = /^[a-z_][a-z0-9_]*$/;
@@ -200,7 +205,7 @@ export function defineLifecycle<const S extends string, const T extends Record<s
   };
 
   /** The guarded UPDATE (sent at once), then the events hook; undefined when no row was in a from-state. */
-  function move(sql: Queryable, id: string, transition: keyof T & string, opts: TransitionOptions): Promise<TransitionResult<S, W> | undefined> {
+  function move(sql: Queryable, id: RowKey, transition: keyof T & string, opts: TransitionOptions): Promise<TransitionResult<S, W> | undefined> {
     const t = def.transitions[transition];
     if (!t) throw new Error(`lifecycle ${def.name} has no transition ${transition}`);
     if (tenant !== null && opts.organizationId === undefined) throw new Error(`lifecycle ${def.name}: transition needs the organisation`);
@@ -212,6 +217,7 @@ export function defineLifecycle<const S extends string, const T extends Record<s
     const setTouch = touch ? sql`, ${ident(touch)} = now()` : sql``;
     const setMore = opts.set ? sql`, ${opts.set}` : sql``;
     const fromList = sql.unsafe(fromLists[transition]!);
+    const whereMore = opts.where ? sql` AND ${opts.where}` : sql``;
     // With readFrom the old state comes from a sub-select of the same statement (the row a caller locked is the
     // one changed); without it the statement is the bare guarded UPDATE, for hot paths that know the state.
     const query = opts.readFrom || def.readFrom
@@ -219,11 +225,11 @@ export function defineLifecycle<const S extends string, const T extends Record<s
           UPDATE ${ident(def.table)} t SET ${ident(def.column)} = ${t.to}${setTouch}${setMore}
           FROM (SELECT o.${ident(idColumn)} AS key, o.${ident(def.column)} AS from_state FROM ${ident(def.table)} o
                 WHERE ${tenantMatch('o')}o.${ident(idColumn)} = ${id} AND o.${ident(def.column)} IN ${fromList}) old
-          WHERE ${tenantMatch('t')}t.${ident(idColumn)} = old.key
+          WHERE ${tenantMatch('t')}t.${ident(idColumn)} = old.key${whereMore}
           RETURNING old.from_state AS "__from"${extra}`.execute()
       : sql<Record<string, unknown>[]>`
           UPDATE ${ident(def.table)} t SET ${ident(def.column)} = ${t.to}${setTouch}${setMore}
-          WHERE ${tenantMatch('t')}t.${ident(idColumn)} = ${id} AND t.${ident(def.column)} IN ${fromList}
+          WHERE ${tenantMatch('t')}t.${ident(idColumn)} = ${id} AND t.${ident(def.column)} IN ${fromList}${whereMore}
           RETURNING NULL AS "__from"${extra}`.execute();
     return query.then(async ([row]) => {
       if (!row) return undefined;
