@@ -3,7 +3,8 @@ import type { Tx } from '../shared/db.ts';
 import { DomainError } from '../shared/errors.ts';
 import { domainRefusal, refusalError, type ServiceHosts } from '../domains/domain-use.ts';
 import { normalizeHostName } from '../domains/host-name.ts';
-import { findPortalRow, toCustomerPortal, type PortalAddresses, type PortalRow } from './portal-row.ts';
+import { domainChange } from '../domains/payment-domain-lifecycle.ts';
+import { findPortalRow, toCustomerPortal, transitionCustomDomain, type PortalAddresses, type PortalRow } from './portal-row.ts';
 import { isReservedSubdomain } from './reserved-subdomains.ts';
 
 const subdomainTaken = () =>
@@ -43,17 +44,13 @@ export async function updateCustomerPortal(
     ...(patch.primaryColor !== undefined ? { primary_color: patch.primaryColor } : {}),
     ...(patch.palette !== undefined ? { palette: patch.palette } : {}),
   };
+  const domainChanged = customDomain !== undefined && customDomain !== current.custom_domain;
   if (customDomain !== undefined && customDomain !== current.custom_domain) {
     if (customDomain !== null) {
       const refusal = await domainRefusal(tx, customDomain, 'portal', hosts);
       if (refusal) throw refusalError(refusal, '/customDomain');
     }
-    Object.assign(next, {
-      custom_domain: customDomain,
-      custom_domain_status: customDomain === null ? 'none' : 'unverified',
-      custom_domain_checked_at: null,
-      custom_domain_failure: null,
-    });
+    Object.assign(next, { custom_domain: customDomain, custom_domain_checked_at: null, custom_domain_failure: null });
   }
   if (next.active && next.subdomain === null) {
     throw new DomainError('portal_subdomain_required', 'A portal can be active only with a subdomain; set `subdomain` too.', {
@@ -72,15 +69,18 @@ export async function updateCustomerPortal(
 
   let row: PortalRow | undefined;
   try {
-    [row] = await tx<PortalRow[]>`
-      UPDATE customer_portals SET
-        subdomain = ${next.subdomain}, active = ${next.active}, subscription_self_service = ${next.subscription_self_service},
-        primary_color = ${next.primary_color}, palette = ${next.palette}, custom_domain = ${next.custom_domain},
-        custom_domain_status = ${next.custom_domain_status}, custom_domain_checked_at = ${next.custom_domain_checked_at},
-        custom_domain_failure = ${next.custom_domain_failure}, updated_at = now()
-      WHERE organization_id = ${organizationId}
-      RETURNING subdomain, active, subscription_self_service, primary_color, palette, custom_domain, custom_domain_status,
-                custom_domain_checked_at, custom_domain_failure`;
+    const columns = tx`
+      subdomain = ${next.subdomain}, active = ${next.active}, subscription_self_service = ${next.subscription_self_service},
+      primary_color = ${next.primary_color}, palette = ${next.palette}, custom_domain = ${next.custom_domain},
+      custom_domain_checked_at = ${next.custom_domain_checked_at}, custom_domain_failure = ${next.custom_domain_failure}`;
+    // A new custom domain (or none) moves its verification through the lifecycle, in the same statement.
+    [row] = domainChanged
+      ? [await transitionCustomDomain(tx, organizationId, domainChange(next.custom_domain), columns)]
+      : await tx<PortalRow[]>`
+          UPDATE customer_portals SET ${columns}, updated_at = now()
+          WHERE organization_id = ${organizationId}
+          RETURNING subdomain, active, subscription_self_service, primary_color, palette, custom_domain, custom_domain_status,
+                    custom_domain_checked_at, custom_domain_failure`;
   } catch (err) {
     // Another organisation took the subdomain after the look above and committed first.
     if ((err as { code?: string; constraint_name?: string }).code === '23505' && (err as { constraint_name?: string }).constraint_name === 'customer_portals_subdomain_key') {

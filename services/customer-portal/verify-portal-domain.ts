@@ -4,7 +4,7 @@ import { DomainError } from '../shared/errors.ts';
 import type { CheckOutcome, DnsChecks } from '../domains/dns-checks.ts';
 import { domainRefusal, type ServiceHosts } from '../domains/domain-use.ts';
 import { claimVerified, verifiedElsewhereReason } from '../domains/verified-elsewhere.ts';
-import { findPortalRow, toCustomerPortal, type PortalAddresses, type PortalRow } from './portal-row.ts';
+import { findPortalRow, toCustomerPortal, transitionCustomDomain, type PortalAddresses, type PortalRow } from './portal-row.ts';
 
 /**
  * POST /v1/customer-portal/verify-domain in two steps, so that no transaction stays open while DNS answers:
@@ -39,24 +39,20 @@ export async function recordPortalDomainCheck(
   }
   if (row.custom_domain !== check.customDomain || !check.outcome) return toCustomerPortal(row, at);
   const domain = row.custom_domain;
-  const record = (sql: Tx, status: 'verified' | 'failed', reason: string | null) => sql<PortalRow[]>`
-    UPDATE customer_portals
-    SET custom_domain_status = ${status}, custom_domain_checked_at = ${check.checkedAt}, custom_domain_failure = ${reason}, updated_at = now()
-    WHERE organization_id = ${organizationId}
-    RETURNING subdomain, active, subscription_self_service, primary_color, palette, custom_domain, custom_domain_status,
-              custom_domain_checked_at, custom_domain_failure`;
+  const record = (sql: Tx, outcome: 'verify' | 'fail', reason: string | null): Promise<PortalRow> =>
+    transitionCustomDomain(sql, organizationId, outcome, sql`custom_domain_checked_at = ${check.checkedAt}, custom_domain_failure = ${reason}`);
 
   const refusal = await domainRefusal(tx, domain, 'portal', hosts);
   if (refusal) {
-    const [failed] = await record(tx, 'failed', refusal.reason);
+    const failed = await record(tx, 'fail', refusal.reason);
     return toCustomerPortal(failed, at);
   }
   if (check.outcome.ok) {
     let verified: PortalRow | undefined;
-    if (await claimVerified(tx, async (sp) => void ([verified] = await record(sp, 'verified', null)))) return toCustomerPortal(verified, at);
-    const [failed] = await record(tx, 'failed', verifiedElsewhereReason(domain));
+    if (await claimVerified(tx, async (sp) => void (verified = await record(sp, 'verify', null)))) return toCustomerPortal(verified, at);
+    const failed = await record(tx, 'fail', verifiedElsewhereReason(domain));
     return toCustomerPortal(failed, at);
   }
-  const [failed] = await record(tx, 'failed', check.outcome.reason);
+  const failed = await record(tx, 'fail', check.outcome.reason);
   return toCustomerPortal(failed, at);
 }

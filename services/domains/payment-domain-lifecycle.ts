@@ -31,6 +31,8 @@ export const DOMAIN_TRANSITIONS = {
   fail: { from: NAMED, to: 'failed' },
 } as const;
 
+export type DomainTransition = keyof typeof DOMAIN_TRANSITIONS;
+
 /** The transition a PUT of `domain` makes: set or clear. */
 export const domainChange = (domain: string | null): 'set' | 'clear' => (domain === null ? 'clear' : 'set');
 

@@ -1,6 +1,8 @@
 import type { PaymentDomain } from '../../contracts/payment-domain.ts';
 import { randomBytesPooled } from '../shared/crypto.ts';
 import type { Queryable } from '../shared/db.ts';
+import type { SqlFragment } from '../shared/lifecycle.ts';
+import { NO_DOMAIN, PAYMENT_DOMAIN_LIFECYCLE, type DomainTransition } from './payment-domain-lifecycle.ts';
 
 /** The organisation's row of payment_domains (migration 024); none means no domain was ever set. */
 export interface PaymentDomainRow {
@@ -29,8 +31,24 @@ export async function findPaymentDomainRow(sql: Queryable, organizationId: strin
   return row;
 }
 
+const ROW_COLUMNS = 'domain, verification_value, checked_at, failure_reason';
+
+/**
+ * Moves the organisation's payment domain along `transition` (the kit's guarded UPDATE, payment-domain-lifecycle.ts),
+ * writing `set` with it, and answers the row as it is now. The caller holds the row's lock.
+ */
+export async function transitionPaymentDomain(
+  sql: Queryable,
+  organizationId: string,
+  transition: DomainTransition,
+  set: SqlFragment,
+): Promise<PaymentDomainRow> {
+  const moved = await PAYMENT_DOMAIN_LIFECYCLE.transition(sql, organizationId, transition, { set, returning: ROW_COLUMNS });
+  return { ...(moved.row as Omit<PaymentDomainRow, 'status'>), status: moved.to };
+}
+
 export function toPaymentDomain(row: PaymentDomainRow | undefined): PaymentDomain {
-  if (!row?.domain) return { domain: null, status: 'none', verification: null, checkedAt: null, failureReason: null };
+  if (!row?.domain) return { domain: null, status: NO_DOMAIN, verification: null, checkedAt: null, failureReason: null };
   return {
     domain: row.domain,
     status: row.status,

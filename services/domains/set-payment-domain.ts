@@ -3,7 +3,8 @@ import type { Tx } from '../shared/db.ts';
 import { DomainError } from '../shared/errors.ts';
 import { domainRefusal, refusalError, type ServiceHosts } from './domain-use.ts';
 import { normalizeHostName } from './host-name.ts';
-import { findPaymentDomainRow, newVerificationValue, toPaymentDomain, type PaymentDomainRow } from './payment-domain-row.ts';
+import { domainChange } from './payment-domain-lifecycle.ts';
+import { findPaymentDomainRow, newVerificationValue, toPaymentDomain, transitionPaymentDomain } from './payment-domain-row.ts';
 
 /**
  * PUT /v1/payment-domain: sets the domain (stored in lower case) or clears it (null). A different domain starts
@@ -34,10 +35,6 @@ export async function setPaymentDomain(tx: Tx, organizationId: string, input: st
     const refusal = await domainRefusal(tx, domain, 'payment', hosts);
     if (refusal) throw refusalError(refusal, '/domain');
   }
-  const [row] = await tx<PaymentDomainRow[]>`
-    UPDATE payment_domains
-    SET domain = ${domain}, status = ${domain === null ? 'none' : 'unverified'}, checked_at = NULL, failure_reason = NULL, updated_at = now()
-    WHERE organization_id = ${organizationId}
-    RETURNING domain, status, verification_value, checked_at, failure_reason`;
+  const row = await transitionPaymentDomain(tx, organizationId, domainChange(domain), tx`domain = ${domain}, checked_at = NULL, failure_reason = NULL`);
   return toPaymentDomain(row);
 }

@@ -3,7 +3,7 @@ import type { Db, Tx } from '../shared/db.ts';
 import { DomainError } from '../shared/errors.ts';
 import type { CheckOutcome, DnsChecks } from './dns-checks.ts';
 import { domainRefusal, type ServiceHosts } from './domain-use.ts';
-import { findPaymentDomainRow, toPaymentDomain, verificationName, type PaymentDomainRow } from './payment-domain-row.ts';
+import { findPaymentDomainRow, toPaymentDomain, transitionPaymentDomain, verificationName, type PaymentDomainRow } from './payment-domain-row.ts';
 import { claimVerified, verifiedElsewhereReason } from './verified-elsewhere.ts';
 
 /**
@@ -41,25 +41,23 @@ export async function recordPaymentDomainCheck(tx: Tx, organizationId: string, c
   }
   if (row.domain !== check.domain || !check.outcome) return toPaymentDomain(row);
   const domain = row.domain;
-  const record = (sql: Tx, status: 'verified' | 'failed', reason: string | null) => sql<PaymentDomainRow[]>`
-    UPDATE payment_domains SET status = ${status}, checked_at = ${check.checkedAt}, failure_reason = ${reason}, updated_at = now()
-    WHERE organization_id = ${organizationId}
-    RETURNING domain, status, verification_value, checked_at, failure_reason`;
+  const record = (sql: Tx, outcome: 'verify' | 'fail', reason: string | null): Promise<PaymentDomainRow> =>
+    transitionPaymentDomain(sql, organizationId, outcome, sql`checked_at = ${check.checkedAt}, failure_reason = ${reason}`);
 
   const refusal = await domainRefusal(tx, domain, 'payment', hosts);
   if (refusal) {
-    const [failed] = await record(tx, 'failed', refusal.reason);
+    const failed = await record(tx, 'fail', refusal.reason);
     return toPaymentDomain(failed);
   }
   if (check.outcome.ok) {
     let verified: PaymentDomainRow | undefined;
     const claimed = await claimVerified(tx, async (sp) => {
-      [verified] = await record(sp, 'verified', null);
+      verified = await record(sp, 'verify', null);
     });
     if (claimed) return toPaymentDomain(verified);
-    const [failed] = await record(tx, 'failed', verifiedElsewhereReason(domain));
+    const failed = await record(tx, 'fail', verifiedElsewhereReason(domain));
     return toPaymentDomain(failed);
   }
-  const [failed] = await record(tx, 'failed', check.outcome.reason);
+  const failed = await record(tx, 'fail', check.outcome.reason);
   return toPaymentDomain(failed);
 }

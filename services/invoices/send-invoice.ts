@@ -3,6 +3,7 @@ import type { Queryable } from '../shared/db.ts';
 import { DomainError, notFound } from '../shared/errors.ts';
 import { findInvoiceRow } from './invoice-queries.ts';
 import { isIssued } from './invoice-lifecycle.ts';
+import { FAILED_SEND_STATUS, INVOICE_SEND_LIFECYCLE, INVOICE_SEND_TRANSITIONS, QUEUED_SEND_STATUS, type InvoiceSendStatus } from './invoice-send-lifecycle.ts';
 import { loadBuyer } from './document-parties.ts';
 import { recordTimeline } from './record-timeline.ts';
 
@@ -38,17 +39,19 @@ export async function requestInvoiceSend(
   if (!isIssued(row.status)) {
     throw new DomainError('invoice_not_issued', 'Only an issued invoice can be sent; issue it first.');
   }
-  const [previous] = await sql<{ status: string; failure_code: string | null }[]>`
+  const [previous] = await sql<{ status: InvoiceSendStatus; failure_code: string | null }[]>`
     SELECT status, failure_code FROM invoice_sends WHERE invoice_id = ${invoiceId}`;
   // Sent or delivered: answer as the first send did, mail nothing. Still queued: the first hand-off may have been
   // lost, so hand it on again (the workflow mails a queued send once, whoever asks).
-  if (previous && previous.status !== 'failed') return { send: { status: 'sent' }, dispatch: previous.status === 'queued' };
+  if (previous && !INVOICE_SEND_LIFECYCLE.can(previous.status, 'retry')) {
+    return { send: { status: 'sent' }, dispatch: previous.status === QUEUED_SEND_STATUS };
+  }
   const buyer = await loadBuyer(sql, keyring, organizationId, row.customer_id);
   const messageId = `${invoiceId}.invoice@${mailDomain}`;
   if (!buyer.email) {
     await sql`
       INSERT INTO invoice_sends (invoice_id, organization_id, status, failure_code, message_id)
-      VALUES (${invoiceId}, ${organizationId}, 'failed', 'customer_email_missing', ${messageId})
+      VALUES (${invoiceId}, ${organizationId}, ${FAILED_SEND_STATUS}, 'customer_email_missing', ${messageId})
       ON CONFLICT (invoice_id) DO UPDATE SET requested_at = now()`;
     await recordTimeline(sql, organizationId, invoiceId, 'send_failed', { code: 'customer_email_missing' });
     return { send: { status: 'failed', code: 'customer_email_missing' }, dispatch: false };
@@ -56,11 +59,12 @@ export async function requestInvoiceSend(
   // After a failure (no address then, a refused or undeliverable mail) a new send tries again, with a new Message-ID.
   await sql`
     INSERT INTO invoice_sends (invoice_id, organization_id, status, message_id)
-    VALUES (${invoiceId}, ${organizationId}, 'queued', ${messageId})
+    VALUES (${invoiceId}, ${organizationId}, ${QUEUED_SEND_STATUS}, ${messageId})
     ON CONFLICT (invoice_id) DO UPDATE
-      SET status = 'queued', failure_code = NULL, last_error = NULL, requested_at = now(),
+      SET status = ${INVOICE_SEND_TRANSITIONS.retry.to}, failure_code = NULL, last_error = NULL, requested_at = now(),
           message_id = ${`${invoiceId}.invoice.${Date.now()}@${mailDomain}`}
-      WHERE invoice_sends.organization_id = ${organizationId}`;
+      WHERE invoice_sends.organization_id = ${organizationId}
+        AND invoice_sends.status IN ${INVOICE_SEND_LIFECYCLE.in(sql, INVOICE_SEND_TRANSITIONS.retry.from)}`;
   await sql`UPDATE invoices SET sent_at = now(), updated_at = now() WHERE organization_id = ${organizationId} AND id = ${invoiceId}`;
   return { send: { status: 'sent' }, dispatch: true };
 }

@@ -2,6 +2,7 @@ import type { Db, Queryable } from '../shared/db.ts';
 import { isUuid, uuidv7 } from '../shared/ids.ts';
 import { findInvoiceRow, toInvoice } from '../invoices/invoice-queries.ts';
 import { isIssued } from '../invoices/invoice-lifecycle.ts';
+import { CHECKOUT_LIFECYCLE, OPEN_CHECKOUT_STATUS, type CheckoutSessionStatus } from './checkout-lifecycle.ts';
 import { findPaymentLink } from './payment-links.ts';
 import type { PaymentMethod, PaymentProvider } from './providers/provider.ts';
 
@@ -83,14 +84,14 @@ export async function startCheckout(deps: CheckoutDeps, reference: string, metho
     const [reusable] = await tx<{ id: string; checkout_url: string }[]>`
       SELECT id, checkout_url FROM checkout_sessions
       WHERE organization_id = ${view.organizationId} AND invoice_id = ${view.invoiceId} AND provider = ${deps.provider.name}
-        AND method = ${method} AND language = ${language} AND amount_oere = ${view.balanceOere} AND status = 'open' AND checkout_url IS NOT NULL
+        AND method = ${method} AND language = ${language} AND amount_oere = ${view.balanceOere} AND status IN ${CHECKOUT_LIFECYCLE.in(tx, [OPEN_CHECKOUT_STATUS])} AND checkout_url IS NOT NULL
         AND created_at > now() - make_interval(secs => ${REUSE_WITHIN_MS / 1000}) AND expires_at > now() + interval '5 minutes'
       ORDER BY created_at DESC LIMIT 1`;
     if (reusable) return { kind: 'redirect' as const, url: reusable.checkout_url, sessionId: reusable.id, amountOere: view.balanceOere };
     const id = uuidv7();
     await tx`
       INSERT INTO checkout_sessions (id, organization_id, invoice_id, provider, method, amount_oere, language, status)
-      VALUES (${id}, ${view.organizationId}, ${view.invoiceId}, ${deps.provider.name}, ${method}, ${view.balanceOere}, ${language}, 'open')`;
+      VALUES (${id}, ${view.organizationId}, ${view.invoiceId}, ${deps.provider.name}, ${method}, ${view.balanceOere}, ${language}, ${OPEN_CHECKOUT_STATUS})`;
     return { kind: 'opened' as const, id, view };
   });
   if (opened.kind !== 'opened') return opened;
@@ -117,7 +118,7 @@ export async function startCheckout(deps: CheckoutDeps, reference: string, metho
 }
 
 export interface CheckoutStatus {
-  status: 'open' | 'failed' | 'succeeded';
+  status: CheckoutSessionStatus;
   amountOere: number;
   /** The amount the booked payment carried (what the provider captured), once succeeded. */
   paidOere: number | null;

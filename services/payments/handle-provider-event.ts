@@ -2,6 +2,7 @@ import type { Clock } from '../shared/clock.ts';
 import type { Tx } from '../shared/db.ts';
 import { isUuid } from '../shared/ids.ts';
 import { bookPayment } from './book-payment.ts';
+import { CHECKOUT_LIFECYCLE, isCheckoutFinal, type CheckoutSessionStatus } from './checkout-lifecycle.ts';
 import { findPaymentByBookingKey } from './payment-queries.ts';
 import { InvalidProviderEvent, type ProviderEvent } from './providers/provider.ts';
 
@@ -54,18 +55,19 @@ export async function handleProviderEvent(tx: Tx, deps: { clock: Clock }, provid
     return { effect: 'ignored' };
   }
   if (!isUuid(event.clientReference)) throw new UnknownCheckoutSession(event.clientReference);
-  const [session] = await tx<{ id: string; organization_id: string; invoice_id: string; status: 'open' | 'failed' | 'succeeded'; payment_id: string | null }[]>`
+  const [session] = await tx<{ id: string; organization_id: string; invoice_id: string; status: CheckoutSessionStatus; payment_id: string | null }[]>`
     SELECT id, organization_id, invoice_id, status, payment_id FROM checkout_sessions
     WHERE id = ${event.clientReference} AND provider = ${provider}
     FOR UPDATE`;
   if (!session) throw new UnknownCheckoutSession(event.clientReference);
 
   if (event.kind === 'payment_failed') {
-    const stale = session.status === 'succeeded';
+    const stale = isCheckoutFinal(session.status);
     if (!stale) {
-      await tx`
-        UPDATE checkout_sessions SET status = 'failed', failure_reason = ${event.reason.slice(0, 200)}, updated_at = now()
-        WHERE id = ${session.id}`;
+      await CHECKOUT_LIFECYCLE.transition(tx, session.id, 'fail', {
+        organizationId: session.organization_id,
+        set: tx`failure_reason = ${event.reason.slice(0, 200)}`,
+      });
     }
     const effect = stale ? 'stale' : 'failed';
     await record(tx, provider, event.eventId, 'payment_failed', session, event.providerPaymentId, effect, null, event.occurredAt);
@@ -90,10 +92,11 @@ export async function handleProviderEvent(tx: Tx, deps: { clock: Clock }, provid
   }
   // The first payment of a checkout stays its payment; a second one (the provider let it be paid twice) is still
   // booked above, as the customer's money.
-  if (session.status !== 'succeeded') {
-    await tx`
-      UPDATE checkout_sessions SET status = 'succeeded', payment_id = ${paymentId}, failure_reason = NULL, updated_at = now()
-      WHERE id = ${session.id}`;
+  if (!isCheckoutFinal(session.status)) {
+    await CHECKOUT_LIFECYCLE.transition(tx, session.id, 'succeed', {
+      organizationId: session.organization_id,
+      set: tx`payment_id = ${paymentId}, failure_reason = NULL`,
+    });
   }
   await record(tx, provider, event.eventId, 'payment_succeeded', session, event.providerPaymentId, effect, paymentId, event.occurredAt);
   return { effect, paymentId };

@@ -3,6 +3,7 @@ import { randomBytesPooled } from '../shared/crypto.ts';
 import type { Queryable } from '../shared/db.ts';
 import { DomainError, notFound } from '../shared/errors.ts';
 import { findInvoiceRow } from '../invoices/invoice-queries.ts';
+import { PAYMENT_DOMAIN_LIFECYCLE, VERIFIED_DOMAIN } from '../domains/payment-domain-lifecycle.ts';
 import { isIssued } from '../invoices/invoice-lifecycle.ts';
 
 /**
@@ -62,7 +63,8 @@ export function paymentLinkUrl(reference: string, payBaseUrl: string, verifiedDo
 /** The organisation's verified payment domain, or null (migration 024, payment_domains). */
 export async function findVerifiedPaymentDomain(sql: Queryable, organizationId: string): Promise<string | null> {
   const [row] = await sql<{ domain: string }[]>`
-    SELECT domain FROM payment_domains WHERE organization_id = ${organizationId} AND status = 'verified'`;
+    SELECT domain FROM payment_domains
+    WHERE organization_id = ${organizationId} AND status IN ${PAYMENT_DOMAIN_LIFECYCLE.in(sql, [VERIFIED_DOMAIN])}`;
   return row?.domain ?? null;
 }
 

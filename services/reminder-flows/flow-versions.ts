@@ -98,7 +98,7 @@ export async function listFlows(
   const rows = await sql<{ flow_key: string; name: string; latest_version: number; active_version: number | null }[]>`
     SELECT DISTINCT ON (flow_key) flow_key, name, version AS latest_version,
       (SELECT a.version FROM reminder_flow_versions a
-       WHERE a.organization_id = v.organization_id AND a.flow_key = v.flow_key AND a.state = ${ACTIVE_FLOW_STATE}) AS active_version
+       WHERE a.organization_id = v.organization_id AND a.flow_key = v.flow_key AND a.state IN ${FLOW_LIFECYCLE.in(sql, [ACTIVE_FLOW_STATE])}) AS active_version
     FROM reminder_flow_versions v
     WHERE organization_id = ${organizationId} ${after !== null ? sql`AND flow_key > ${after}` : sql``}
     ORDER BY flow_key, version DESC

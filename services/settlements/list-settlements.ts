@@ -3,6 +3,7 @@ import type { Keyring } from '../shared/crypto.ts';
 import type { Queryable } from '../shared/db.ts';
 import { sha256 } from '../shared/crypto.ts';
 import { decodeCursor, encodeCursor, page, type CursorScope } from '../shared/cursor.ts';
+import { VERIFIED, type VerificationState } from '../organizations/verification-lifecycle.ts';
 import { settle, settlementStatus, type SettledSource } from './settlement-fees.ts';
 
 /**
@@ -33,14 +34,14 @@ export async function listSettlements(
   const scope: CursorScope = { organizationId, list: 'settlements', filters: [q.from ?? null, q.to ?? null] };
   const before = q.cursor !== undefined ? (decodeCursor(keyring, scope, q.cursor)[0] as string) : null;
   // A payout is at most four days after its payments (a Saturday's is paid on Tuesday): a week's margin is enough.
-  const [org] = await sql<{ verification: string }[]>`SELECT verification FROM organizations WHERE id = ${organizationId}`;
+  const [org] = await sql<{ verification: VerificationState }[]>`SELECT verification FROM organizations WHERE id = ${organizationId}`;
   const rows = await sql<{ source: SettledSource; amount_oere: number; payment_date: string }[]>`
     SELECT source, amount_oere, payment_date FROM payments
     WHERE organization_id = ${organizationId} AND source IN ('card', 'mobilepay')
       ${q.to !== undefined ? sql`AND payment_date <= ${q.to}::date` : sql``}
       ${q.from !== undefined ? sql`AND payment_date >= ${q.from}::date - 7` : sql``}
       ${before !== null ? sql`AND payment_date < ${before}::date` : sql``}`;
-  const verified = org?.verification === 'verified';
+  const verified = org?.verification === VERIFIED;
   const all = settle(rows.map((r) => ({ source: r.source, amountOere: r.amount_oere, paymentDate: r.payment_date })))
     .filter((s) => (q.from === undefined || s.payoutDate >= q.from) && (q.to === undefined || s.payoutDate <= q.to))
     .filter((s) => before === null || s.payoutDate < before);

@@ -23,7 +23,7 @@ import { DomainError } from './errors.ts';
  * never bound as parameters, so partial indexes over a list of states stay usable in generic plans.
  */
 
-type SqlFragment = PendingQuery<Row[]>;
+export type SqlFragment = PendingQuery<Row[]>;
 
 /** A row's key: a uuid, or (for a table keyed by a token's hash) bytes. */
 export type RowKey = string | Buffer;

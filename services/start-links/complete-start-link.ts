@@ -1,5 +1,7 @@
 import type { Tx } from '../shared/db.ts';
+import { VERIFICATION_LIFECYCLE } from '../organizations/verification-lifecycle.ts';
 import { startLinkTokenHash, type StartLinkKind } from './start-link-kinds.ts';
+import { START_LINK_LIFECYCLE } from './start-link-lifecycle.ts';
 
 /**
  * A person completed the step on the link's page. Only an open session within its time is completed; it is final.
@@ -12,11 +14,14 @@ export async function completeStartLink(tx: Tx, token: string): Promise<boolean>
   if (!hash) return false;
   // The row lock orders this against an abandon of the same link and against the next call's expiry: whichever
   // commits first wins, and the other finds the session no longer open.
-  const [done] = await tx<{ organization_id: string; kind: StartLinkKind }[]>`
-    UPDATE start_link_sessions SET status = 'completed', completed_at = now(), token_enc = NULL
-    WHERE token_hash = ${hash} AND status = 'open' AND expires_at > business_now(organization_id)
-    RETURNING organization_id, kind`;
+  const done = await START_LINK_LIFECYCLE.tryTransition(tx, hash, 'complete', {
+    set: tx`completed_at = now(), token_enc = NULL`,
+    where: tx`t.expires_at > business_now(t.organization_id)`,
+    returning: 'organization_id, kind',
+  });
   if (!done) return false;
-  if (done.kind === 'verification') await tx`UPDATE organizations SET verification = 'verified' WHERE id = ${done.organization_id}`;
+  const { organization_id, kind } = done.row as { organization_id: string; kind: StartLinkKind };
+  // From unverified or pending; verified already (a second verification kind cannot be completed) is left as it is.
+  if (kind === 'verification') await VERIFICATION_LIFECYCLE.tryTransition(tx, organization_id, 'verify');
   return true;
 }

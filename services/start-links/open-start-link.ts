@@ -2,11 +2,14 @@ import type { StartLinkSession } from '../../contracts/start-links.ts';
 import type { Keyring } from '../shared/crypto.ts';
 import type { Tx } from '../shared/db.ts';
 import { uuidv7 } from '../shared/ids.ts';
+import { VERIFICATION_LIFECYCLE } from '../organizations/verification-lifecycle.ts';
+import { COMPLETED_START_LINK, LIVE_START_LINK_STATUSES, START_LINK_LIFECYCLE } from './start-link-lifecycle.ts';
 import { newStartLinkToken, START_LINK_KINDS, START_LINK_TTL_HOURS, startLinkTokenHash, startLinkUrl, type StartLinkKind } from './start-link-kinds.ts';
 
 interface LiveRow {
   id: string;
-  status: 'open' | 'completed';
+  status: (typeof LIVE_START_LINK_STATUSES)[number];
+  token_hash: Buffer;
   token_enc: Buffer | null;
   expires_at: Date;
   expired: boolean;
@@ -31,33 +34,31 @@ export interface OpenedStartLink {
 export async function openStartLink(tx: Tx, keyring: Keyring, organizationId: string, kind: StartLinkKind, payBaseUrl: string): Promise<OpenedStartLink> {
   await tx`SELECT pg_advisory_xact_lock(hashtextextended(${`start-links:${organizationId}:${kind}`}, 0))`;
   const [live] = await tx<LiveRow[]>`
-    SELECT id, status, token_enc, expires_at, expires_at <= business_now(organization_id) AS expired
+    SELECT id, status, token_hash, token_enc, expires_at, expires_at <= business_now(organization_id) AS expired
     FROM start_link_sessions
-    WHERE organization_id = ${organizationId} AND kind = ${kind} AND status IN ('open', 'completed')`;
-  if (live && (live.status === 'completed' || !live.expired)) {
+    WHERE organization_id = ${organizationId} AND kind = ${kind} AND status IN ${START_LINK_LIFECYCLE.in(tx, LIVE_START_LINK_STATUSES)}`;
+  if (live && (live.status === COMPLETED_START_LINK || !live.expired)) {
     return { created: false, session: toSession(keyring, kind, payBaseUrl, live) };
   }
   if (live) {
     // Past its time: it leaves the live index so the new one can take its place. Its link already shows "expired".
-    await tx`
-      UPDATE start_link_sessions SET status = 'expired', ended_at = now(), token_enc = NULL
-      WHERE organization_id = ${organizationId} AND id = ${live.id}`;
+    await START_LINK_LIFECYCLE.transition(tx, live.token_hash, 'expire', { set: tx`ended_at = now(), token_enc = NULL` });
   }
   const token = newStartLinkToken();
   const [row] = await tx<LiveRow[]>`
     INSERT INTO start_link_sessions (organization_id, id, kind, token_hash, token_enc, expires_at)
     VALUES (${organizationId}, ${uuidv7()}, ${kind}, ${startLinkTokenHash(token)!}, ${keyring.encrypt(token)},
             business_now(${organizationId}) + make_interval(hours => ${START_LINK_TTL_HOURS}))
-    RETURNING id, status, token_enc, expires_at, false AS expired`;
+    RETURNING id, status, token_hash, token_enc, expires_at, false AS expired`;
   if (kind === 'verification') {
     // A verified organisation never gets here (its completed session is reported above).
-    await tx`UPDATE organizations SET verification = 'pending' WHERE id = ${organizationId} AND verification = 'unverified'`;
+    await VERIFICATION_LIFECYCLE.tryTransition(tx, organizationId, 'request');
   }
   return { created: true, session: toSession(keyring, kind, payBaseUrl, row!) };
 }
 
 function toSession(keyring: Keyring, kind: StartLinkKind, payBaseUrl: string, row: LiveRow): StartLinkSession {
-  if (row.status === 'completed') return { id: row.id, url: null, status: START_LINK_KINDS[kind].finalStatus, expiresAt: null };
+  if (row.status === COMPLETED_START_LINK) return { id: row.id, url: null, status: START_LINK_KINDS[kind].finalStatus, expiresAt: null };
   return {
     id: row.id,
     url: startLinkUrl(payBaseUrl, kind, keyring.decrypt(row.token_enc!)),

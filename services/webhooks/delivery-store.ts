@@ -6,6 +6,15 @@ import type { Db, Queryable } from '../shared/db.ts';
 import { uuidv7 } from '../shared/ids.ts';
 import { pingEnvelope, toEnvelope } from '../events/event-envelope.ts';
 import { MAX_ENDPOINTS } from './endpoint-queries.ts';
+import {
+  afterAttempt,
+  ATTEMPTABLE_DELIVERY_STATUSES,
+  INITIAL_DELIVERY_STATUS,
+  isAttemptable,
+  WEBHOOK_DELIVERY_LIFECYCLE,
+  WEBHOOK_DELIVERY_TRANSITIONS,
+  type WebhookDeliveryStatus,
+} from './webhook-delivery-lifecycle.ts';
 
 /**
  * Webhook deliveries in PostgreSQL, the truth the delivery workflow acts on. One row per (event, endpoint), states
@@ -26,7 +35,9 @@ export const MAX_ATTEMPTS = RETRY_SCHEDULE_MS.length + 1;
  */
 export const CLAIM_MS = 60_000;
 
-type Status = 'queued' | 'delivered' | 'failed' | 'given-up';
+type Status = WebhookDeliveryStatus;
+const WD = WEBHOOK_DELIVERY_LIFECYCLE;
+const T = WEBHOOK_DELIVERY_TRANSITIONS;
 
 /** Queues `deliveries` (new rows) as due at `dueAt` and lists them in the wake index. */
 async function insertDeliveries(
@@ -39,7 +50,7 @@ async function insertDeliveries(
   const ids = rows.map(() => uuidv7());
   const inserted = await sql<{ id: string }[]>`
     INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, message_id, status, next_attempt_at)
-    SELECT d.id, ${organizationId}, d.endpoint_id, d.event_id, d.event_id, 'queued', ${dueAt}
+    SELECT d.id, ${organizationId}, d.endpoint_id, d.event_id, d.event_id, ${INITIAL_DELIVERY_STATUS}, ${dueAt}
     FROM unnest(${ids}::uuid[], ${rows.map((r) => r.endpointId)}::uuid[], ${rows.map((r) => r.eventId)}::uuid[]) AS d (id, endpoint_id, event_id)
     ON CONFLICT (endpoint_id, event_id) WHERE event_id IS NOT NULL DO NOTHING
     RETURNING id`;
@@ -84,7 +95,7 @@ export async function fanOutEvent(
       WHERE w.active AND ev.type = ANY (w.event_types)
     ), ins AS (
       INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, message_id, status, next_attempt_at, claimed_by, claimed_until)
-      SELECT (${ids}::uuid[])[eps.n], ${organizationId}, eps.endpoint_id, ${eventId}, ${eventId}, 'queued', ${now},
+      SELECT (${ids}::uuid[])[eps.n], ${organizationId}, eps.endpoint_id, ${eventId}, ${eventId}, ${INITIAL_DELIVERY_STATUS}, ${now},
              ${claimant}, now() + make_interval(secs => ${CLAIM_MS / 1000})
       FROM eps
       ON CONFLICT (endpoint_id, event_id) WHERE event_id IS NOT NULL DO NOTHING
@@ -97,7 +108,7 @@ export async function fanOutEvent(
       SELECT id, endpoint_id, round, attempts, message_id FROM ins
       UNION
       SELECT id, endpoint_id, round, attempts, message_id FROM webhook_deliveries
-      WHERE event_id = ${eventId} AND status = 'queued' AND attempts = 0 AND claimed_by = ${claimant}
+      WHERE event_id = ${eventId} AND status IN ${WD.in(sql, [INITIAL_DELIVERY_STATUS])} AND attempts = 0 AND claimed_by = ${claimant}
     )
     SELECT p.id, ev.organization_id, p.round, p.attempts, p.message_id, NULL::jsonb AS ping,
            w.url, w.secret_enc, w.previous_secret_enc, coalesce(w.previous_secret_expires_at > now(), false) AS previous_live,
@@ -116,7 +127,7 @@ export async function queuePing(sql: Queryable, clock: Clock, organizationId: st
   const deliveryId = uuidv7();
   await sql`
     INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, ping, message_id, status, next_attempt_at)
-    VALUES (${deliveryId}, ${organizationId}, ${endpointId}, ${sql.json(ping as never)}, ${id}, 'queued', ${dueAt})`;
+    VALUES (${deliveryId}, ${organizationId}, ${endpointId}, ${sql.json(ping as never)}, ${id}, ${INITIAL_DELIVERY_STATUS}, ${dueAt})`;
   await indexWakes(sql, organizationId, [deliveryId], dueAt);
   return ping;
 }
@@ -141,16 +152,16 @@ export async function replayDeliveries(
   const dueAt = await clock.now(organizationId);
   const requeueable = await sql<{ id: string }[]>`
     SELECT d.id FROM webhook_deliveries d JOIN events e ON e.organization_id = d.organization_id AND e.id = d.event_id
-    WHERE d.endpoint_id = ${endpoint.id} AND d.status IN ('failed', 'given-up') AND e.occurred_at >= ${since}
+    WHERE d.endpoint_id = ${endpoint.id} AND d.status IN ${WD.in(sql, T.replay.from)} AND e.occurred_at >= ${since}
     ORDER BY d.event_id
     LIMIT ${REPLAY_CAP + 1}`;
   const requeue = requeueable.slice(0, REPLAY_CAP).map((r) => r.id);
   if (requeue.length) {
     await sql`
       UPDATE webhook_deliveries
-      SET status = 'queued', round = round + 1, attempts = 0, next_attempt_at = ${dueAt},
+      SET status = ${T.replay.to}, round = round + 1, attempts = 0, next_attempt_at = ${dueAt},
           claimed_by = NULL, claimed_until = NULL, updated_at = now()
-      WHERE id = ANY (${requeue}::uuid[])`;
+      WHERE id = ANY (${requeue}::uuid[]) AND status IN ${WD.in(sql, T.replay.from)}`;
     await indexWakes(sql, organizationId, requeue, dueAt);
   }
   const room = REPLAY_CAP - requeue.length;
@@ -236,7 +247,7 @@ export async function planAttempts(db: Db, clock: Clock, keyring: Keyring, deliv
   const finished: string[] = [];
   for (const id of deliveryIds) {
     const row = rows.find((r) => r.id === id);
-    if (!row || (row.status !== 'queued' && row.status !== 'failed') || row.next_attempt_at === null || !row.active) {
+    if (!row || !isAttemptable(row.status) || row.next_attempt_at === null || !row.active) {
       finished.push(id);
       plans.set(id, { kind: row && row.next_attempt_at !== null && !row.active ? 'parked' : 'gone' });
       continue;
@@ -312,7 +323,10 @@ export interface AttemptResult {
   succeeded: boolean;
 }
 
-export type AfterAttempt = { next: 'done'; status: 'delivered' | 'given-up' } | { next: 'wait'; dueInMs: number; status: 'failed' };
+type Settled = (typeof T)['succeed' | 'giveUp']['to'];
+type Retrying = (typeof T)['fail']['to'];
+
+export type AfterAttempt = { next: 'done'; status: Settled } | { next: 'wait'; dueInMs: number; status: Retrying };
 
 /**
  * Records attempts and moves their deliveries on, in one statement: delivered on success; failed with the next
@@ -324,7 +338,7 @@ export async function recordAttempts(db: Db, clock: Clock, attempts: { deliveryI
   const rows = await Promise.all(
     attempts.map(async ({ deliveryId, result: a }) => {
       const waitMs = a.succeeded ? null : a.number <= RETRY_SCHEDULE_MS.length ? RETRY_SCHEDULE_MS[a.number - 1]! : null;
-      const status: Status = a.succeeded ? 'delivered' : waitMs === null ? 'given-up' : 'failed';
+      const status: Status = afterAttempt(a.succeeded, waitMs !== null);
       // Business time is read only when there is a next attempt to schedule.
       const next = waitMs === null ? null : new Date((await clock.now(a.organizationId)).getTime() + waitMs);
       return { deliveryId, a, waitMs, status, next, error: a.error === null ? null : a.error.slice(0, 500) };
@@ -356,7 +370,7 @@ export async function recordAttempts(db: Db, clock: Clock, attempts: { deliveryI
           claimed_by = NULL, claimed_until = NULL, updated_at = now()
       FROM input i
       WHERE d.id = ANY (${ids}::uuid[]) AND d.id = i.delivery_id
-        AND d.round = i.round AND d.attempts = i.number - 1 AND d.status IN ('queued', 'failed')
+        AND d.round = i.round AND d.attempts = i.number - 1 AND d.status IN ${WD.in(sql, ATTEMPTABLE_DELIVERY_STATUSES)}
       RETURNING d.id, d.organization_id, i.next_at
     ), unwake AS (
       DELETE FROM wake_index w USING moved m
@@ -373,7 +387,7 @@ export async function recordAttempts(db: Db, clock: Clock, attempts: { deliveryI
     if (!movedIds.has(r.deliveryId)) {
       out.set(r.deliveryId, await currentState(db, clock, r.deliveryId));
     } else {
-      out.set(r.deliveryId, r.next === null ? { next: 'done', status: r.status as 'delivered' | 'given-up' } : { next: 'wait', dueInMs: r.waitMs!, status: 'failed' });
+      out.set(r.deliveryId, r.next === null ? { next: 'done', status: r.status as Settled } : { next: 'wait', dueInMs: r.waitMs!, status: T.fail.to });
     }
   }
   return out;
@@ -383,7 +397,7 @@ export async function recordAttempts(db: Db, clock: Clock, attempts: { deliveryI
 async function currentState(db: Db, clock: Clock, deliveryId: string): Promise<AfterAttempt> {
   const [cur] = await db.read((sql) => sql<{ status: Status; next_attempt_at: Date | null; organization_id: string }[]>`
     SELECT status, next_attempt_at, organization_id FROM webhook_deliveries WHERE id = ${deliveryId}`);
-  if (!cur || cur.next_attempt_at === null) return { next: 'done', status: cur?.status === 'delivered' ? 'delivered' : 'given-up' };
+  if (!cur || cur.next_attempt_at === null) return { next: 'done', status: cur?.status === T.succeed.to ? T.succeed.to : T.giveUp.to };
   const now = (await clock.now(cur.organization_id)).getTime();
-  return { next: 'wait', dueInMs: Math.max(0, cur.next_attempt_at.getTime() - now), status: 'failed' };
+  return { next: 'wait', dueInMs: Math.max(0, cur.next_attempt_at.getTime() - now), status: T.fail.to };
 }

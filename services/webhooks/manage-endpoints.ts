@@ -13,6 +13,7 @@ import { uuidv7 } from '../shared/ids.ts';
 import { ENDPOINT_COLUMNS, MAX_ENDPOINTS, findEndpointOrThrow, toEndpoint, type EndpointRow } from './endpoint-queries.ts';
 import { newSigningSecret, ROTATION_OVERLAP_MS } from './signing.ts';
 import type { UrlVerdict } from './url-policy.ts';
+import { ATTEMPTABLE_DELIVERY_STATUSES, WEBHOOK_DELIVERY_LIFECYCLE } from './webhook-delivery-lifecycle.ts';
 import { WEBHOOK_DELIVERY_SERVICE } from './delivery-store.ts';
 
 /**
@@ -92,11 +93,11 @@ export async function updateEndpoint(
     const due = await clock.now(organizationId);
     await tx`
       UPDATE webhook_deliveries SET next_attempt_at = ${due}, claimed_by = NULL, claimed_until = NULL, updated_at = now()
-      WHERE endpoint_id = ${id} AND status IN ('queued', 'failed')`;
+      WHERE endpoint_id = ${id} AND status IN ${WEBHOOK_DELIVERY_LIFECYCLE.in(tx, ATTEMPTABLE_DELIVERY_STATUSES)}`;
     await tx`
       INSERT INTO wake_index (service, key, organization_id, due_at)
       SELECT ${WEBHOOK_DELIVERY_SERVICE}, id::text, organization_id, next_attempt_at
-      FROM webhook_deliveries WHERE endpoint_id = ${id} AND status IN ('queued', 'failed')
+      FROM webhook_deliveries WHERE endpoint_id = ${id} AND status IN ${WEBHOOK_DELIVERY_LIFECYCLE.in(tx, ATTEMPTABLE_DELIVERY_STATUSES)}
       ON CONFLICT (service, key) DO UPDATE SET due_at = EXCLUDED.due_at`;
   }
   return { endpoint: toEndpoint(row!), reactivated };

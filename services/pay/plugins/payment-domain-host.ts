@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Db } from '../../shared/db.ts';
 import { normalizeHostName } from '../../domains/host-name.ts';
+import { PAYMENT_DOMAIN_LIFECYCLE, VERIFIED_DOMAIN } from '../../domains/payment-domain-lifecycle.ts';
 
 /** A path that can be a payment link on a payment domain: `/<reference>` (32 lowercase hex characters). */
 const REFERENCE_PATH = /^\/([0-9a-f]{32})\/?$/;
@@ -41,7 +42,7 @@ export function servePaymentDomainLinks(app: FastifyInstance, db: Db, payBaseUrl
         SELECT 1 FROM payment_links l WHERE l.organization_id = d.organization_id AND l.reference = ${reference ?? null}
       ) AS owns_link
       FROM payment_domains d
-      WHERE d.domain = ${host} AND d.status = 'verified'`);
+      WHERE d.domain = ${host} AND d.status IN ${PAYMENT_DOMAIN_LIFECYCLE.in(sql, [VERIFIED_DOMAIN])}`);
     if (!domain) return;
 
     if (ASSET_PATH.test(path)) return;

@@ -1,3 +1,5 @@
+import { CUSTOM_DOMAIN_LIFECYCLE } from '../../customer-portal/custom-domain-lifecycle.ts';
+import { PAYMENT_DOMAIN_LIFECYCLE, VERIFIED_DOMAIN } from '../../domains/payment-domain-lifecycle.ts';
 import type { Queryable } from '../../shared/db.ts';
 
 /** An active portal as its pages need it: whose it is, and how it looks. */
@@ -59,8 +61,8 @@ export async function findActivePortalByHost(sql: Queryable, hostname: string, s
     JOIN organizations o ON o.id = p.organization_id
     LEFT JOIN branding_logos l ON l.organization_id = p.organization_id AND l.variant = 'light'
     WHERE p.active
-      AND (p.subdomain = ${subdomain ?? null} OR (p.custom_domain = ${hostname} AND p.custom_domain_status = 'verified'))
-      AND NOT EXISTS (SELECT 1 FROM payment_domains d WHERE d.domain = ${hostname} AND d.status = 'verified')
+      AND (p.subdomain = ${subdomain ?? null} OR (p.custom_domain = ${hostname} AND p.custom_domain_status IN ${CUSTOM_DOMAIN_LIFECYCLE.in(sql, [VERIFIED_DOMAIN])}))
+      AND NOT EXISTS (SELECT 1 FROM payment_domains d WHERE d.domain = ${hostname} AND d.status IN ${PAYMENT_DOMAIN_LIFECYCLE.in(sql, [VERIFIED_DOMAIN])})
     ORDER BY p.subdomain IS NOT DISTINCT FROM ${subdomain ?? null} DESC
     LIMIT 1`;
   return row && portalOf(row);
