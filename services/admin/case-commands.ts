@@ -1,6 +1,7 @@
 import { withdrawCase } from '../cases/take-due-case-step.ts';
 import { isUuid } from '../shared/ids.ts';
 import { OperatorError, UsageError, type Command, type Flags } from './commands.ts';
+import { CASE_TRANSITIONS } from '../cases/case-lifecycle.ts';
 
 /** Operator commands on collection cases (docs/collections.md). */
 
@@ -24,8 +25,8 @@ export const withdrawCaseCommand: Command = {
       if (result.outcome === 'not_found') throw new OperatorError(`Organization ${organizationId} has no case ${caseId}.`);
       if (result.outcome === 'closed') throw new OperatorError(`Case ${caseId} is ${result.state} already; only an open case can be withdrawn.`);
       return {
-        json: { organizationId, caseId, caseNumber: result.caseNumber, from: result.from, state: 'TILBAGEKALDT', eventVersion: result.eventVersion },
-        text: `Case ${result.caseNumber} (${caseId}) withdrawn: ${result.from} → TILBAGEKALDT.`,
+        json: { organizationId, caseId, caseNumber: result.caseNumber, from: result.from, state: CASE_TRANSITIONS.withdraw.to, eventVersion: result.eventVersion },
+        text: `Case ${result.caseNumber} (${caseId}) withdrawn: ${result.from} → ${CASE_TRANSITIONS.withdraw.to}.`,
       };
     };
   },

@@ -3,7 +3,7 @@ import { WORK } from '../../contracts/workflows.ts';
 import { scheduleWake } from '../clock/wake-index.ts';
 import { recordEvent } from '../events/record-event.ts';
 import { rowBalanceOere } from '../invoices/invoice-balance.ts';
-import { isIssued, transitionInvoice } from '../invoices/invoice-lifecycle.ts';
+import { INVOICE_STATUS, isIssued, transitionInvoice } from '../invoices/invoice-lifecycle.ts';
 import { recordTimeline } from '../invoices/record-timeline.ts';
 import { isTimeBarred, LIMITATION_YEARS } from '../law/danish-law.ts';
 import { planReminderCount } from '../reminders/reminder-policy.ts';
@@ -29,7 +29,7 @@ export interface CollectedInvoice {
 export function collectRefusal(ctx: DunningContext): DomainError | undefined {
   const inv = ctx.invoice;
   if (!isIssued(inv.status)) return new DomainError('invoice_not_issued', 'Only an issued invoice can be handed over to debt collection.');
-  if (inv.type !== 'invoice' || rowBalanceOere(inv) <= 0 || inv.status === 'paid') {
+  if (inv.type !== 'invoice' || rowBalanceOere(inv) <= 0 || inv.status === INVOICE_STATUS.paid) {
     return new DomainError('invoice_already_paid', 'The invoice has nothing left to pay.');
   }
   if (inv.due_date === null || inv.due_date >= ctx.today) {

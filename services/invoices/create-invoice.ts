@@ -6,6 +6,7 @@ import { findOrCreateCustomer } from '../customers/find-or-create-customer.ts';
 import { assertCustomerExists } from '../customers/department-queries.ts';
 import { getInvoiceOrThrow, writeLines } from './invoice-queries.ts';
 import { recordTimeline } from './record-timeline.ts';
+import { INVOICE_STATUS } from './invoice-lifecycle.ts';
 
 /** Creates a draft invoice for a known customer or an inline one (found or created, never overwritten). */
 export async function createInvoice(sql: Queryable, keyring: Keyring, organizationId: string, input: InvoiceCreate): Promise<Invoice> {
@@ -21,7 +22,7 @@ export async function createInvoice(sql: Queryable, keyring: Keyring, organizati
       id,
       organization_id: organizationId,
       type: 'invoice',
-      status: 'draft',
+      status: INVOICE_STATUS.draft,
       customer_id: customerId,
       due_date: input.dueDate ?? null,
       payment_terms_days: input.paymentTermsDays ?? null,

@@ -10,7 +10,7 @@ import { loadBuyer, loadSeller } from './document-parties.ts';
 import { documentView, takeNextNumber, type IssueDeps } from './issue-invoice.ts';
 import { recordTimeline } from './record-timeline.ts';
 import { assertSellerDetailsComplete } from '../organizations/seller-details.ts';
-import { isIssued } from './invoice-lifecycle.ts';
+import { INVOICE_STATUS, isIssued } from './invoice-lifecycle.ts';
 import { currentDocumentLogo } from '../branding/document-logo.ts';
 
 const notCreditable = (why: string) => new DomainError('invoice_not_creditable', why);
@@ -42,7 +42,7 @@ export async function creditInvoice(
   if (!original) throw notFound('invoice_not_found', 'invoice');
   if (original.type === 'creditNote') throw notCreditable('A credit note cannot be credited.');
   if (!isIssued(original.status)) throw notCreditable('Only an issued invoice can be credited.');
-  if (original.status === 'collections') throw notCreditable('An invoice handed over to debt collection cannot be credited.');
+  if (original.status === INVOICE_STATUS.collections) throw notCreditable('An invoice handed over to debt collection cannot be credited.');
   if (original.credited_oere > 0) throw notCreditable('This invoice has already been credited.');
   const [existing] = await sql`SELECT 1 FROM invoices WHERE organization_id = ${organizationId} AND credits_invoice_id = ${invoiceId}`;
   if (existing) throw notCreditable('This invoice has already been credited.');
@@ -71,7 +71,7 @@ export async function creditInvoice(
       id,
       organization_id: organizationId,
       type: 'creditNote',
-      status: 'issued',
+      status: INVOICE_STATUS.issued,
       number,
       customer_id: original.customer_id,
       issue_date: issueDate,

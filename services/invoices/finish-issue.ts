@@ -8,7 +8,7 @@ import type { InvoiceDocumentView } from './invoice-document.ts';
 import { findInvoiceRow, getInvoiceOrThrow } from './invoice-queries.ts';
 import { frozenDocumentView } from './load-document-view.ts';
 import { loadDocumentLogo } from '../branding/document-logo.ts';
-import { transitionInvoice } from './invoice-lifecycle.ts';
+import { INVOICE_STATUS, transitionInvoice } from './invoice-lifecycle.ts';
 import { recordTimeline } from './record-timeline.ts';
 import { requestInvoiceSend } from './send-invoice.ts';
 
@@ -61,7 +61,7 @@ async function reservedView(sql: Queryable, invoiceId: string): Promise<{ organi
   if (!reservation) return undefined;
   const org = reservation.organization_id;
   const row = await findInvoiceRow(sql, org, invoiceId, { type: 'invoice' });
-  if (!row || row.status !== 'issuing') return undefined;
+  if (!row || row.status !== INVOICE_STATUS.issuing) return undefined;
   const view = await frozenDocumentView(sql, org, row, { language: reservation.language, email: null });
   // The logo the reservation recorded, however long after it the PDF is rendered (docs/api-conventions.md, "Branding").
   return { organizationId: org, view: { ...view, logo: await loadDocumentLogo(sql, org, await recordedLogo(sql, org, invoiceId)) } };

@@ -73,6 +73,9 @@ export const INVOICE_LIFECYCLE = defineLifecycle({
   transitions: INVOICE_TRANSITIONS,
 });
 
+/** Each status by name (`INVOICE_STATUS.paid`): how code outside this module names one status. */
+export const INVOICE_STATUS = INVOICE_LIFECYCLE.state;
+
 /**
  * A list of statuses as SQL text, `('issued', 'overdue', 'collections')`. Only ever built from this module's
  * constants, never from input, so it is safe to splice into a statement.

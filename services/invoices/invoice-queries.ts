@@ -4,7 +4,7 @@ import { notFound } from '../shared/errors.ts';
 import { isUuid } from '../shared/ids.ts';
 import { rowBalanceOere } from './invoice-balance.ts';
 import { computeTotals } from './invoice-totals.ts';
-import type { InvoiceStatus } from './invoice-lifecycle.ts';
+import { INVOICE_LIFECYCLE, INVOICE_STATUS, type InvoiceStatus } from './invoice-lifecycle.ts';
 
 /** An invoice row with the amounts derived from other tables (payments, credit notes, fees). */
 export interface InvoiceRow {
@@ -72,7 +72,7 @@ export const balanceTerms = (sql: Queryable) => ({
   paid: sql`coalesce((SELECT sum(p.amount_oere) FROM payments p
             WHERE p.organization_id = i.organization_id AND p.invoice_id = i.id), 0)`,
   credited: sql`coalesce((SELECT sum(c.gross_oere) FROM invoices c
-            WHERE c.organization_id = i.organization_id AND c.credits_invoice_id = i.id AND c.status <> 'issuing'), 0)`,
+            WHERE c.organization_id = i.organization_id AND c.credits_invoice_id = i.id AND c.status NOT IN ${INVOICE_LIFECYCLE.in(sql, [INVOICE_STATUS.issuing])}), 0)`,
   fees: sql`coalesce((SELECT sum(f.amount_oere) FROM invoice_fees f
             WHERE f.organization_id = i.organization_id AND f.invoice_id = i.id AND f.kind = 'reminder'), 0)`,
 });
@@ -104,11 +104,11 @@ export function toInvoice(r: InvoiceRow, lines: LineRow[] = r.lines): Invoice {
   // A credit note is not payable: it is wholly "credited" by its own nature, so the balance formula gives 0.
   const credited = r.type === 'creditNote' ? r.gross_oere : r.credited_oere;
   // While its PDF is being rendered an invoice is not yet issued for any reader: it shows as a (locked) draft.
-  const issuing = r.status === 'issuing';
+  const issuing = r.status === INVOICE_STATUS.issuing;
   return {
     id: r.id,
     type: r.type,
-    status: r.status === 'issuing' ? 'draft' : r.status,
+    status: r.status === INVOICE_STATUS.issuing ? INVOICE_STATUS.draft : r.status,
     number: issuing ? null : r.number,
     customerId: r.customer_id,
     issueDate: issuing ? null : r.issue_date,

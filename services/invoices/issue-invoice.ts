@@ -11,7 +11,7 @@ import { loadBuyer, loadSeller, printedBuyer, printedSeller, type BuyerSnapshot,
 import type { ExemptionReason, InvoiceDocumentView } from './invoice-document.ts';
 import { notEditable } from './replace-invoice.ts';
 import { assertSellerDetailsComplete } from '../organizations/seller-details.ts';
-import { openStatuses, transitionInvoice } from './invoice-lifecycle.ts';
+import { INVOICE_LIFECYCLE, INVOICE_STATUS, openStatuses, transitionInvoice } from './invoice-lifecycle.ts';
 import { lightLogoNow } from '../branding/document-logo.ts';
 
 export interface IssueDeps {
@@ -46,7 +46,7 @@ async function assertCustomerTotalRepresentable(sql: Queryable, organizationId: 
       (SELECT coalesce(sum(gross_oere), 0) FROM invoices
         WHERE organization_id = ${organizationId} AND customer_id = ${customerId} AND type = 'invoice' AND status IN ${openStatuses(sql)})
       + (SELECT coalesce(sum(gross_oere), 0) FROM invoices
-        WHERE organization_id = ${organizationId} AND customer_id = ${customerId} AND type = 'invoice' AND status = 'issuing')
+        WHERE organization_id = ${organizationId} AND customer_id = ${customerId} AND type = 'invoice' AND status IN ${INVOICE_LIFECYCLE.in(sql, [INVOICE_STATUS.issuing])})
       + (SELECT coalesce(sum(amount_oere), 0) FROM invoice_fees WHERE organization_id = ${organizationId} AND customer_id = ${customerId})
     )::text AS total`;
   if (BigInt(owed!.total) + BigInt(grossOere) > BigInt(Number.MAX_SAFE_INTEGER)) {
@@ -137,7 +137,7 @@ export async function reserveIssue(
 ): Promise<void> {
   const row = await findInvoiceRow(sql, organizationId, id, { lock: true });
   if (!row) throw notFound('invoice_not_found', 'invoice');
-  if (row.status !== 'draft' || row.type !== 'invoice') throw notEditable();
+  if (row.status !== INVOICE_STATUS.draft || row.type !== 'invoice') throw notEditable();
   const seller = await loadSeller(sql, organizationId);
   // A guard before the number is taken: a refusal uses no number, and its transaction leaves nothing behind.
   assertSellerDetailsComplete(seller);

@@ -3,6 +3,7 @@ import type { Keyring } from '../shared/crypto.ts';
 import type { Queryable } from '../shared/db.ts';
 import { decodeCursor, encodeCursor, page, type CursorScope } from '../shared/cursor.ts';
 import { invoiceSelect, toInvoice, type InvoiceRow } from './invoice-queries.ts';
+import { INVOICE_STATUS, UNISSUED_STATUSES } from './invoice-lifecycle.ts';
 
 /**
  * Newest first, keyset on the time-ordered id. `status=draft` includes invoices whose issue is being finished
@@ -22,7 +23,8 @@ export async function listInvoices(
     filters: [q.status ?? null, q.customerId ?? null, q.externalReference ?? null],
   };
   const after = q.cursor !== undefined ? (decodeCursor(keyring, scope, q.cursor)[0] as string) : null;
-  const statuses = q.status === 'draft' ? ['draft', 'issuing'] : q.status ? [q.status] : null;
+  // A draft being issued reads as a (locked) draft.
+  const statuses = q.status === INVOICE_STATUS.draft ? [...UNISSUED_STATUSES] : q.status ? [q.status] : null;
   const rows = await sql<InvoiceRow[]>`
     SELECT ${invoiceSelect(sql)} FROM invoices i
     WHERE i.organization_id = ${organizationId} AND i.type = ${type}

@@ -3,6 +3,7 @@ import type { Queryable } from '../shared/db.ts';
 import { DomainError, notFound } from '../shared/errors.ts';
 import { assertCustomerExists } from '../customers/department-queries.ts';
 import { findInvoiceRow, getInvoiceOrThrow, writeLines } from './invoice-queries.ts';
+import { INVOICE_LIFECYCLE, INVOICE_STATUS } from './invoice-lifecycle.ts';
 
 export const notEditable = () =>
   new DomainError('invoice_not_editable', 'Only a draft can be changed or deleted; an issued invoice is immutable.');
@@ -11,7 +12,7 @@ export const notEditable = () =>
 export async function replaceInvoice(sql: Queryable, organizationId: string, id: string, input: InvoiceReplace): Promise<Invoice> {
   const row = await findInvoiceRow(sql, organizationId, id, { lock: true });
   if (!row) throw notFound('invoice_not_found', 'invoice');
-  if (row.status !== 'draft' || row.type !== 'invoice') throw notEditable();
+  if (row.status !== INVOICE_STATUS.draft || row.type !== 'invoice') throw notEditable();
   await assertCustomerExists(sql, organizationId, input.customerId);
   const totals = await writeLines(sql, organizationId, id, input.lines);
   await sql`
@@ -29,6 +30,6 @@ export async function replaceInvoice(sql: Queryable, organizationId: string, id:
       external_reference: input.externalReference ?? null,
       metadata: input.metadata ?? null,
     } as Record<string, unknown>)}, updated_at = now()
-    WHERE organization_id = ${organizationId} AND id = ${id} AND status = 'draft'`;
+    WHERE organization_id = ${organizationId} AND id = ${id} AND status IN ${INVOICE_LIFECYCLE.in(sql, [INVOICE_STATUS.draft])}`;
   return getInvoiceOrThrow(sql, organizationId, id);
 }

@@ -8,7 +8,7 @@ import { recordEvent } from '../events/record-event.ts';
 import { reconcilePastDue } from '../customers/past-due-transitions.ts';
 import { invoiceSelect, toInvoice, type InvoiceRow } from '../invoices/invoice-queries.ts';
 import { recordTimeline } from '../invoices/record-timeline.ts';
-import { isIssued, transitionInvoice } from '../invoices/invoice-lifecycle.ts';
+import { INVOICE_STATUS, isIssued, transitionInvoice } from '../invoices/invoice-lifecycle.ts';
 import { recordCasePayment } from '../cases/take-due-case-step.ts';
 import { settlePayment } from './payment-outcome.ts';
 import { findPaymentByBookingKey, PAYMENT_COLUMNS, toPayment, type PaymentRow } from './payment-queries.ts';
@@ -168,7 +168,7 @@ export async function bookPayment(
       outcome: settlement.outcome,
     }, registeredAt),
     // An invoice in collections: its case hears of the payment (sag.betaling_modtaget), and closes when it settles.
-    row.status === 'collections'
+    row.status === INVOICE_STATUS.collections
       ? recordCasePayment(sql, organizationId, row.id, input.amountOere, settlement.settles)
       : Promise.resolve(undefined),
   ];

@@ -1,4 +1,5 @@
 import type { ReminderFlowVersion } from '../../contracts/reminder-flows.ts';
+import { FLOW_LIFECYCLE } from './flow-lifecycle.ts';
 
 /**
  * The platform's standard flow, read with `GET /v1/reminder-flows/STANDARD/versions/1?standard=true`: the statutory
@@ -21,7 +22,7 @@ export const STANDARD_FLOW: ReminderFlowVersion = {
       { id: 'reminder_3', action: 'reminder', daysAfterDue: 21, fee: 'statutory', channel: 'email_or_letter' },
     ],
   },
-  state: 'approved',
+  state: FLOW_LIFECYCLE.state.approved,
   createdBy: null,
   approvedBy: null,
   activatedBy: null,

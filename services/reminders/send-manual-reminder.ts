@@ -2,7 +2,7 @@ import type { ReminderSent } from '../../contracts/reminder-history.ts';
 import type { Queryable } from '../shared/db.ts';
 import { DomainError, notFound } from '../shared/errors.ts';
 import { rowBalanceOere } from '../invoices/invoice-balance.ts';
-import { isIssued } from '../invoices/invoice-lifecycle.ts';
+import { INVOICE_STATUS, isIssued } from '../invoices/invoice-lifecycle.ts';
 import { MAX_NUMBERED_REMINDERS } from '../law/danish-law.ts';
 import { planReminderCount, stepRule } from './reminder-policy.ts';
 import { chooseChannel } from './choose-reminder-channel.ts';
@@ -27,8 +27,8 @@ export async function sendManualReminder(sql: Queryable, organizationId: string,
   // A credit note is readable at /v1/invoices/{id} like any invoice, but there is nothing to remind on it.
   if (inv.type !== 'invoice') throw notEligible('A credit note is never reminded.');
   if (!isIssued(inv.status)) throw notEligible('Only an issued invoice can be reminded.');
-  if (inv.status === 'collections') throw notEligible('The invoice has been handed over to debt collection.');
-  if (rowBalanceOere(inv) <= 0 || inv.status === 'paid') throw notEligible('The invoice has nothing left to pay.');
+  if (inv.status === INVOICE_STATUS.collections) throw notEligible('The invoice has been handed over to debt collection.');
+  if (rowBalanceOere(inv) <= 0 || inv.status === INVOICE_STATUS.paid) throw notEligible('The invoice has nothing left to pay.');
   if (inv.due_date === null || inv.due_date >= ctx.today) throw notEligible(`The invoice is not past due: its due date is ${inv.due_date}.`);
   if (ctx.facts.principalOutstandingOere <= 0) throw notEligible('Only reminder fees are outstanding; they are not reminded.');
   const numbered = ctx.facts.taken.filter((t) => t.type === 'reminder');

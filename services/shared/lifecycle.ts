@@ -120,6 +120,8 @@ export interface Lifecycle<S extends string, T extends Record<string, Transition
   readonly table: string;
   readonly column: string;
   readonly states: readonly S[];
+  /** Each state by name, `INVOICE_LIFECYCLE.state.paid`: how code outside the module names one state. */
+  readonly state: { readonly [K in S]: K };
   readonly transitions: T;
   /** Whether `transition` may start from `state`. */
   can(state: S, transition: keyof T & string): boolean;
@@ -186,6 +188,7 @@ export function defineLifecycle<const S extends string, const T extends Record<s
     table: def.table,
     column: def.column,
     states: def.states,
+    state: Object.fromEntries(def.states.map((s) => [s, s])) as { readonly [K in S]: K },
     transitions: def.transitions,
     can,
     target: (state, transition) => (can(state, transition) ? def.transitions[transition]!.to : undefined),
