@@ -1,4 +1,6 @@
+import type { SubscriptionEventData } from '../../contracts/event-catalogue.ts';
 import type { EventType } from '../../contracts/events.ts';
+import { recordEvent } from '../events/record-event.ts';
 import { DomainError } from '../shared/errors.ts';
 import { defineLifecycle } from '../shared/lifecycle.ts';
 
@@ -11,8 +13,8 @@ import { defineLifecycle } from '../shared/lifecycle.ts';
  * Besides the transitions, which statuses allow a change (PATCH: active or paused) and a run (active only). A call
  * from any other status is 422 `invalid_transition` naming the current status, never a silent no-op. The status
  * list is also the CHECK on subscriptions.status (018_subscriptions.sql), which test/unit/lifecycles.test.ts checks.
- * Every change of the status goes through the kit's guarded UPDATE (`SUBSCRIPTION_LIFECYCLE`); the use cases write
- * the `subscription.*` event of a transition from the row they read back.
+ * Every change of the status goes through the kit's guarded UPDATE (`SUBSCRIPTION_LIFECYCLE`), which writes the
+ * transition's `subscription.*` event from the row as it is after the change, in the same transaction.
  */
 
 export const SUBSCRIPTION_STATUSES = ['active', 'paused', 'cancelled'] as const;
@@ -47,7 +49,26 @@ export const SUBSCRIPTION_TRANSITIONS = {
 
 export type SubscriptionTransitionName = keyof typeof SUBSCRIPTION_TRANSITIONS;
 
-/** The lifecycle in the kit's terms (services/shared/lifecycle.ts): the guarded UPDATE and the state lists. */
+/** The facts of a subscription row its events carry. */
+export interface SubscriptionEventFacts {
+  customer_id: string;
+  status: SubscriptionStatus;
+  next_invoice_date: string | null;
+  external_reference: string | null;
+}
+
+/** The event payload: the subscription as of after the change, no personal data. */
+export const subscriptionEventData = (r: SubscriptionEventFacts): SubscriptionEventData => ({
+  customerId: r.customer_id,
+  status: r.status,
+  nextInvoiceDate: r.next_invoice_date,
+  externalReference: r.external_reference,
+});
+
+/**
+ * The lifecycle in the kit's terms (services/shared/lifecycle.ts): the guarded UPDATE, the state lists, and the
+ * transition's event written after the UPDATE from the columns it returns.
+ */
 export const SUBSCRIPTION_LIFECYCLE = defineLifecycle({
   name: 'subscription',
   table: 'subscriptions',
@@ -55,6 +76,12 @@ export const SUBSCRIPTION_LIFECYCLE = defineLifecycle({
   stateNoun: 'status',
   states: SUBSCRIPTION_STATUSES,
   transitions: SUBSCRIPTION_TRANSITIONS,
+  returning: 'customer_id, next_invoice_date, external_reference',
+  async onTransition(sql, moved): Promise<void> {
+    const facts = { ...(moved.row as Omit<SubscriptionEventFacts, 'status'>), status: moved.to };
+    const type = SUBSCRIPTION_TRANSITIONS[moved.transition].event;
+    await recordEvent(sql, { organizationId: moved.organizationId!, type, entityId: String(moved.id), data: subscriptionEventData(facts) });
+  },
 });
 
 /** What else a status allows: a PATCH (`update`) and a period's run (`run`). */

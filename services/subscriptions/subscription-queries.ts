@@ -1,4 +1,3 @@
-import type { SubscriptionEventData } from '../../contracts/event-catalogue.ts';
 import type { Subscription, SubscriptionLine, SubscriptionLineInput } from '../../contracts/subscriptions.ts';
 import { WORK } from '../../contracts/workflows.ts';
 import { clearWake } from '../clock/wake-index.ts';
@@ -9,7 +8,7 @@ import type { Queryable } from '../shared/db.ts';
 import { notFound } from '../shared/errors.ts';
 import { isUuid } from '../shared/ids.ts';
 import { countPeriodsDue, periodComes, periodStart, type Interval, type PeriodSchedule } from './period-math.ts';
-import { canSubscription, PAUSED_SUBSCRIPTION_STATUS, SUBSCRIPTION_LIFECYCLE, SUBSCRIPTION_TRANSITIONS, type SubscriptionStatus } from './subscription-lifecycle.ts';
+import { canSubscription, PAUSED_SUBSCRIPTION_STATUS, SUBSCRIPTION_LIFECYCLE, subscriptionEventData, type SubscriptionStatus } from './subscription-lifecycle.ts';
 
 /** A stored line: the input with its VAT rate filled in and the exemption reason null when none was given. */
 export interface StoredLine {
@@ -183,15 +182,7 @@ export async function getSubscriptionRowOrThrow(sql: Queryable, organizationId: 
   return row;
 }
 
-/** The event payload: the subscription as of after the change, no personal data. */
-export const subscriptionEventData = (
-  r: Pick<SubscriptionRow, 'customer_id' | 'status' | 'next_invoice_date' | 'external_reference'>,
-): SubscriptionEventData => ({
-  customerId: r.customer_id,
-  status: r.status,
-  nextInvoiceDate: r.next_invoice_date,
-  externalReference: r.external_reference,
-});
+export { subscriptionEventData };
 
 type PlainSubscriptionEvent = 'subscription.created' | 'subscription.updated' | 'subscription.paused' | 'subscription.resumed' | 'subscription.cancelled' | 'subscription.ended';
 
@@ -208,7 +199,6 @@ export async function recordSubscriptionEvent(sql: Queryable, organizationId: st
  * change; the run calls it after each period's receipt, and the schedule when the business date passes endDate.
  */
 export async function endIfExhausted(sql: Queryable, organizationId: string, r: SubscriptionRow, today: string): Promise<boolean> {
-  const end = SUBSCRIPTION_TRANSITIONS.end;
   if (!canSubscription(r.status, 'end')) return false;
   const pausedPastEnd = r.status === PAUSED_SUBSCRIPTION_STATUS && r.end_date !== null && today > r.end_date;
   if (periodComes(scheduleOfRow(r), r.next_period) && !pausedPastEnd) return false;
@@ -217,8 +207,6 @@ export async function endIfExhausted(sql: Queryable, organizationId: string, r: 
     set: sql`ended_at = now(), paused_at = NULL, next_invoice_date = NULL`,
   });
   if (!ended) return false;
-  const after = (await findSubscriptionRow(sql, organizationId, r.id))!;
-  await recordSubscriptionEvent(sql, organizationId, end.event, after);
   await clearWake(sql, WORK.subscriptionSchedule(organizationId, r.id));
   return true;
 }

@@ -7,7 +7,6 @@ import {
   endIfExhausted,
   getSubscriptionRowOrThrow,
   nextInvoiceDateOf,
-  recordSubscriptionEvent,
   scheduleOfRow,
   toSubscription,
 } from './subscription-queries.ts';
@@ -53,7 +52,6 @@ export async function transitionSubscription(
     refused: () => transitionRefused(row.status, transition),
   });
   let after = await getSubscriptionRowOrThrow(sql, organizationId, id);
-  await recordSubscriptionEvent(sql, organizationId, t.event, after);
   if (transition === 'resume' && (await endIfExhausted(sql, organizationId, after, today))) {
     after = await getSubscriptionRowOrThrow(sql, organizationId, id);
   }
