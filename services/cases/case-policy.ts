@@ -1,5 +1,6 @@
 import { handOverDay, paakravDeadline } from '../law/danish-law.ts';
-import { isCaseClosed, type CaseState } from './case-lifecycle.ts';
+import { REMINDER_LIFECYCLE } from '../reminders/reminder-lifecycle.ts';
+import { CASE_LIFECYCLE, INITIAL_CASE_STATE, isCaseClosed, type CaseState } from './case-lifecycle.ts';
 
 /**
  * The collection case's decisions, as pure functions of the case's facts and the business today (docs/collections.md),
@@ -43,12 +44,12 @@ export type CaseDecision =
   | { kind: 'hand_over'; handedOverOn: string };
 
 /** Whether the invoice's last reminder was its påkrav: the demand letter, and it went out. */
-export const isPaakrav = (reminder: LastReminder | null): reminder is LastReminder => reminder !== null && reminder.demandLetter && reminder.status === 'sent';
+export const isPaakrav = (reminder: LastReminder | null): reminder is LastReminder => reminder !== null && reminder.demandLetter && reminder.status === REMINDER_LIFECYCLE.state.sent;
 
 /** The case's next step on `today`. */
 export function nextCaseStep(facts: CaseFacts, today: string): CaseDecision {
-  if (isCaseClosed(facts.state) || facts.state === 'OVERDRAGET') return { kind: 'done' };
-  if (facts.state === 'OPRETTET') {
+  if (isCaseClosed(facts.state) || facts.state === CASE_LIFECYCLE.state.OVERDRAGET) return { kind: 'done' };
+  if (facts.state === INITIAL_CASE_STATE) {
     return isPaakrav(facts.lastReminder) ? { kind: 'record_paakrav', sentOn: facts.lastReminder.sentOn } : { kind: 'send_paakrav', sentOn: today };
   }
   if (facts.paakravSentOn === null) throw new Error('a case in PAAKRAV_SENDT has a påkrav date');

@@ -3,7 +3,7 @@ import { clearWake, scheduleWake } from '../clock/wake-index.ts';
 import { recordEvent } from '../events/record-event.ts';
 import type { Db, Queryable } from '../shared/db.ts';
 import { isUuid } from '../shared/ids.ts';
-import { isCaseClosed, OPEN_CASE_STATES, type CaseState } from './case-lifecycle.ts';
+import { CASE_LIFECYCLE, INITIAL_CASE_STATE, isCaseClosed, OPEN_CASE_STATES, type CaseState } from './case-lifecycle.ts';
 import { nextCaseStep, paakravDates, type LastReminder } from './case-policy.ts';
 import { caseEventData, lockCase, transitionCase } from './transition-case.ts';
 
@@ -54,7 +54,7 @@ export async function takeDueCaseStep(db: Db, organizationId: string, caseId: st
       await scheduleCase(tx, organizationId, caseId, null);
       return { kind: 'done', state: null };
     }
-    const lastReminder = c.state === 'OPRETTET' && c.invoice_id ? await lastNumberedReminder(tx, organizationId, c.invoice_id) : null;
+    const lastReminder = c.state === INITIAL_CASE_STATE && c.invoice_id ? await lastNumberedReminder(tx, organizationId, c.invoice_id) : null;
     const decision = nextCaseStep({ state: c.state, paakravSentOn: c.paakrav_sent_on, lastReminder }, await businessToday(tx, organizationId));
     switch (decision.kind) {
       case 'done':
@@ -98,7 +98,7 @@ async function commitPaakrav(tx: Queryable, organizationId: string, caseId: stri
 export async function recordCasePaakrav(db: Db, organizationId: string, caseId: string, sentOn: string): Promise<{ recorded: boolean }> {
   return db.tx(async (tx) => {
     const c = await lockCase(tx, organizationId, caseId);
-    if (!c || c.state !== 'OPRETTET') return { recorded: false };
+    if (!c || !CASE_LIFECYCLE.can(c.state, 'sendPaakrav')) return { recorded: false };
     await commitPaakrav(tx, organizationId, caseId, sentOn);
     return { recorded: true };
   });
@@ -111,7 +111,7 @@ export async function recordCasePaakrav(db: Db, organizationId: string, caseId: 
 export async function recordCaseHandOver(db: Db, organizationId: string, caseId: string): Promise<{ recorded: boolean }> {
   return db.tx(async (tx) => {
     const c = await lockCase(tx, organizationId, caseId);
-    if (!c || c.state !== 'PAAKRAV_SENDT') return { recorded: false };
+    if (!c || !CASE_LIFECYCLE.can(c.state, 'handOver')) return { recorded: false };
     await transitionCase(tx, organizationId, caseId, 'handOver', {
       set: tx`handed_over_at = now()`,
       refused: () => new Error(`case ${caseId} is not in PAAKRAV_SENDT`),
@@ -124,7 +124,7 @@ export async function recordCaseHandOver(db: Db, organizationId: string, caseId:
 /** Whether the case is still waiting for its hand-over (read before the partner is called). */
 export async function awaitsHandOver(sql: Queryable, organizationId: string, caseId: string): Promise<boolean> {
   const [row] = await sql<{ state: CaseState }[]>`SELECT state FROM collection_cases WHERE organization_id = ${organizationId} AND id = ${caseId}`;
-  return row?.state === 'PAAKRAV_SENDT';
+  return row !== undefined && CASE_LIFECYCLE.can(row.state, 'handOver');
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Queryable } from '../shared/db.ts';
 import { balanceTerms } from '../invoices/invoice-queries.ts';
-import { notSettledStatuses, openStatuses } from '../invoices/invoice-lifecycle.ts';
+import { INVOICE_LIFECYCLE, INVOICE_STATUS, notSettledStatuses, openStatuses } from '../invoices/invoice-lifecycle.ts';
 
 /**
  * The customer balance (spec 2.2, rule 1.10): computed from invoices, credit notes, fees and payments on every read,
@@ -84,7 +84,7 @@ export async function customerBalanceRow(
       GROUP BY invoice_id
     ), credited AS (
       SELECT credits_invoice_id AS invoice_id, sum(gross_oere) AS total FROM invoices
-      WHERE organization_id = ${organizationId} AND customer_id = ${customerId} AND type = 'creditNote' AND status <> 'issuing'
+      WHERE organization_id = ${organizationId} AND customer_id = ${customerId} AND type = 'creditNote' AND status NOT IN ${INVOICE_LIFECYCLE.in(sql, [INVOICE_STATUS.issuing])}
       GROUP BY credits_invoice_id
     ), open AS MATERIALIZED (
       SELECT id, status, due_date, gross_oere FROM invoices
@@ -133,7 +133,7 @@ export async function customerBalanceRow(
         coalesce(sum(balance) FILTER (WHERE overdue), 0)::bigint AS overdue_oere,
         (count(*) FILTER (WHERE overdue))::int AS overdue_count,
         min(due_date) FILTER (WHERE overdue) AS oldest_due_date,
-        coalesce(sum(balance) FILTER (WHERE status = 'collections' AND balance > 0), 0)::bigint AS collections_oere
+        coalesce(sum(balance) FILTER (WHERE status IN ${INVOICE_LIFECYCLE.in(sql, [INVOICE_STATUS.collections])} AND balance > 0), 0)::bigint AS collections_oere
       FROM balances
     )
     SELECT o.past_due_amount_oere, o.past_due_days, figures.*

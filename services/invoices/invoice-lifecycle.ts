@@ -39,6 +39,9 @@ export const UNISSUED_STATUSES = ['draft', 'issuing'] as const satisfies readonl
 /** Open: issued and not settled, so it can be overdue, carry fees, and make its customer past due. */
 export const OPEN_STATUSES = ['issued', 'overdue', 'collections'] as const satisfies readonly InvoiceStatus[];
 
+/** Issued and neither in collections nor settled: the reminder engine acts on these. */
+export const REMINDABLE_STATUSES = ['issued', 'overdue'] as const satisfies readonly InvoiceStatus[];
+
 export const isIssued = (status: InvoiceStatus): boolean => !(UNISSUED_STATUSES as readonly InvoiceStatus[]).includes(status);
 
 export const isOpen = (status: InvoiceStatus): boolean => (OPEN_STATUSES as readonly InvoiceStatus[]).includes(status);

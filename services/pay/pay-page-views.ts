@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CheckoutStatus, PayView } from '../payments/checkout.ts';
+import { CHECKOUT_LIFECYCLE } from '../payments/checkout-lifecycle.ts';
 import { formatOere } from '../shared/money.ts';
 import { renderPage, type LayoutInput } from './pages.ts';
 import { sendHtmlPage } from './plugins/page-policy.ts';
@@ -77,7 +78,7 @@ export function createPayPages(csp: string): PayPages {
         logoSrc: logoOf(view),
         ...(refresh ? { refreshSeconds: refresh } : {}),
       });
-      if (status.status === 'succeeded') {
+      if (status.status === CHECKOUT_LIFECYCLE.state.succeeded) {
         const lines = [
           t.returnSucceededText(formatOere(status.paidOere ?? status.amountOere, lang), view.invoiceNumber),
           view.balanceOere > 0 ? t.returnRemaining(formatOere(view.balanceOere, lang)) : t.returnPaidInFull,
@@ -86,7 +87,7 @@ export function createPayPages(csp: string): PayPages {
           heading: t.returnSucceeded, lines, tryAgainHref: null, backHref: `${path}?lang=${lang}`,
         }));
       }
-      if (status.status === 'failed') {
+      if (status.status === CHECKOUT_LIFECYCLE.state.failed) {
         return html(reply, 200, renderPage('return', layout(t.returnFailed), {
           heading: t.returnFailed, lines: [t.returnFailedText], tryAgainHref: `${path}?lang=${lang}`, backHref: null,
         }));

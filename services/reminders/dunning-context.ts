@@ -1,4 +1,5 @@
 import { principalOutstandingOere } from '../invoices/invoice-balance.ts';
+import { REMINDABLE_STATUSES, type InvoiceStatus } from '../invoices/invoice-lifecycle.ts';
 import { findInvoiceRow, type InvoiceRow } from '../invoices/invoice-queries.ts';
 import type { Queryable } from '../shared/db.ts';
 import {
@@ -79,7 +80,7 @@ export async function loadDunningContext(sql: Queryable, organizationId: string,
     customer: { type: customerType, hasEmail: customer?.has_email ?? false, hasAddress: customer?.has_address ?? false },
     facts: {
       dueDate: invoice.due_date ?? clock!.today,
-      remindable: invoice.type === 'invoice' && (invoice.status === 'issued' || invoice.status === 'overdue'),
+      remindable: invoice.type === 'invoice' && (REMINDABLE_STATUSES as readonly InvoiceStatus[]).includes(invoice.status),
       principalOutstandingOere: principalOutstandingOere({ grossOere: invoice.gross_oere, paidOere: invoice.paid_oere, creditedOere: invoice.credited_oere }),
       taken: taken.map((t): TakenReminder => ({ type: t.type, reminderNumber: t.reminder_number, feeOere: t.fee_oere, sentOn: t.sent_on })),
       warned: warned.map((w) => w.days as LimitationWarning),

@@ -1,6 +1,8 @@
 import { collectInvoice } from '../cases/collect-invoice.ts';
 import type { Db, Queryable } from '../shared/db.ts';
+import { INVOICE_LIFECYCLE, REMINDABLE_STATUSES } from '../invoices/invoice-lifecycle.ts';
 import { nextStep } from './reminder-policy.ts';
+import { PENDING_DELIVERY, REMINDER_DELIVERY_LIFECYCLE } from './reminder-delivery-lifecycle.ts';
 import { loadDunningContext, type DunningContext } from './dunning-context.ts';
 import { lockCustomerDunning } from './lock-customer-dunning.ts';
 import { noteLimitationWarning } from './note-limitation-warning.ts';
@@ -90,7 +92,7 @@ async function earlierSiblingStep(
   const siblings = await tx<{ id: string }[]>`
     SELECT id FROM invoices
     WHERE organization_id = ${ctx.organizationId} AND customer_id = ${ctx.invoice.customer_id} AND id <> ${ctx.invoice.id}
-      AND type = 'invoice' AND status IN ('issued', 'overdue') AND due_date < ${before}::date
+      AND type = 'invoice' AND status IN ${INVOICE_LIFECYCLE.in(tx, REMINDABLE_STATUSES)} AND due_date < ${before}::date
     ORDER BY id`;
   let best: { id: string; date: string } | undefined;
   for (const { id } of siblings) {
@@ -114,7 +116,7 @@ async function earlierSiblingStep(
 async function unfinishedReminder(sql: Queryable, organizationId: string, invoiceId: string): Promise<{ id: string; delivery: 'pending' | 'none'; documented: boolean } | undefined> {
   const [row] = await sql<{ id: string; delivery: 'pending' | 'none'; documented: boolean }[]>`
     SELECT id, delivery, document_sha256 IS NOT NULL AS documented FROM reminders
-    WHERE organization_id = ${organizationId} AND invoice_id = ${invoiceId} AND (delivery = 'pending' OR document_sha256 IS NULL)
+    WHERE organization_id = ${organizationId} AND invoice_id = ${invoiceId} AND (delivery IN ${REMINDER_DELIVERY_LIFECYCLE.in(sql, [PENDING_DELIVERY])} OR document_sha256 IS NULL)
     ORDER BY sent_on, id LIMIT 1`;
   return row;
 }

@@ -2,12 +2,14 @@ import { lightLogoNow } from '../branding/document-logo.ts';
 import { reconcilePastDue } from '../customers/past-due-transitions.ts';
 import { recordEvent } from '../events/record-event.ts';
 import { rowBalanceOere } from '../invoices/invoice-balance.ts';
-import { transitionInvoice } from '../invoices/invoice-lifecycle.ts';
+import { INVOICE_LIFECYCLE, transitionInvoice, UNISSUED_STATUSES } from '../invoices/invoice-lifecycle.ts';
 import { recordTimeline } from '../invoices/record-timeline.ts';
 import { paakravDeadline } from '../law/danish-law.ts';
 import type { Queryable } from '../shared/db.ts';
 import { uuidv7 } from '../shared/ids.ts';
 import { chooseChannel } from './choose-reminder-channel.ts';
+import { initialReminderDelivery } from './reminder-delivery-lifecycle.ts';
+import { initialReminderStatus } from './reminder-lifecycle.ts';
 import { stepInstant, type DunningContext } from './dunning-context.ts';
 import { arrearsStart, decideFee, type OverdueInterval, planReminderCount, stepRule } from './reminder-policy.ts';
 
@@ -16,7 +18,7 @@ async function arrearsFeeReminders(sql: Queryable, ctx: DunningContext, on: stri
   const intervals = await sql<OverdueInterval[]>`
     SELECT (due_date + 1)::text AS from, settled_on::text AS until FROM invoices
     WHERE organization_id = ${ctx.organizationId} AND customer_id = ${ctx.invoice.customer_id} AND type = 'invoice'
-      AND due_date IS NOT NULL AND due_date < ${on}::date AND status NOT IN ('draft', 'issuing')`;
+      AND due_date IS NOT NULL AND due_date < ${on}::date AND status NOT IN ${INVOICE_LIFECYCLE.in(sql, UNISSUED_STATUSES)}`;
   const start = arrearsStart(intervals, on);
   if (start === null) return 0;
   const [row] = await sql<{ n: number }[]>`
@@ -72,14 +74,14 @@ export async function takeReminder(
       INSERT INTO invoice_fees (id, organization_id, invoice_id, customer_id, kind, amount_oere)
       VALUES (${feeId}, ${org}, ${invoice.id}, ${invoice.customer_id}, 'reminder', ${fee})`;
   }
-  const status = channel.channel === null ? 'failed' : 'sent';
+  const status = initialReminderStatus(channel.channel !== null);
   await sql`
     INSERT INTO reminders (id, organization_id, invoice_id, customer_id, type, reminder_number, fee_oere, fee_id, channel, status,
                            failure_code, demand_letter, source, sent_on, sent_at, deadline, delivery, logo_sha256)
     VALUES (${id}, ${org}, ${invoice.id}, ${invoice.customer_id}, ${step.type}, ${step.reminderNumber}, ${fee}, ${feeId},
             ${channel.channel}, ${status}, ${channel.channel === null ? channel.failureCode : null}, ${step.demandLetter},
             ${step.source}, ${step.sentOn}::date, ${sentAt}, ${paakravDeadline(step.sentOn)}::date,
-            ${channel.channel === null ? 'none' : 'pending'}, ${lightLogoNow(sql, org)})`;
+            ${initialReminderDelivery(channel.channel !== null)}, ${lightLogoNow(sql, org)})`;
   await recordTimeline(sql, org, invoice.id, 'reminder', {
     reminderId: id,
     type: step.type,
@@ -88,7 +90,8 @@ export async function takeReminder(
     channel: channel.channel,
     status,
   }, sentAt);
-  if (invoice.status === 'issued') {
+  // The first reminder of any kind makes the invoice overdue; later ones leave its status as it is.
+  if (INVOICE_LIFECYCLE.can(invoice.status, 'remind')) {
     await transitionInvoice(sql, org, invoice.id, 'remind', { refused: () => new Error(`invoice ${invoice.id} is not issued`) });
     await recordEvent(sql, {
       organizationId: org,

@@ -14,12 +14,10 @@ import { LIFECYCLES } from '../../services/shared/lifecycle.ts';
 const root = join(import.meta.dirname, '..', '..');
 
 /**
- * Rewritten in parallel by the document dispatch (one delivery record and lifecycle for every outbound document),
- * the law module (the reminder and case steps, the balance) and the pay service's split into plugins and routes:
- * to convert when each lands. Each entry is a file or a folder (ending in /).
+ * Rewritten in parallel by the document dispatch (one delivery record and lifecycle for every outbound document): to
+ * convert when it lands. Each entry is a file or a folder (ending in /).
  */
 const TO_CONVERT = [
-  // The document dispatch.
   'activities/mail/',
   'activities/letters/',
   'activities/collections/',
@@ -31,15 +29,6 @@ const TO_CONVERT = [
   'workflows/portal-sign-in-mail.ts',
   'workflows/payment-receipt.ts',
   'services/pay/portal/deliver-sign-in-mail.ts',
-  // The law module.
-  'services/cases/take-due-case-step.ts',
-  'services/customers/balance-queries.ts',
-  'services/reminders/take-due-dunning-step.ts',
-  'services/reminders/take-reminder-step.ts',
-  // The pay service's routes.
-  'services/pay/app.ts',
-  'services/pay/portal/portal-invoice.ts',
-  'services/pay/portal/portal-routes.ts',
 ];
 
 /** The same words in another vocabulary: the line's literal is not a state of the column it sits next to. */

@@ -2,7 +2,7 @@ import type { Invoice } from '../../../contracts/invoices.ts';
 import type { DocumentStore } from '../../documents/document-store.ts';
 import type { Queryable } from '../../shared/db.ts';
 import { findInvoiceRow, type InvoiceRow } from '../../invoices/invoice-queries.ts';
-import { isIssued } from '../../invoices/invoice-lifecycle.ts';
+import { INVOICE_STATUS, isIssued } from '../../invoices/invoice-lifecycle.ts';
 import { getOrCreatePaymentLink } from '../../payments/payment-links.ts';
 import type { PortalSession } from './portal-session.ts';
 
@@ -43,7 +43,7 @@ export async function portalPaymentUrl(
   payBaseUrl: string,
 ): Promise<string | undefined> {
   const row = await sessionInvoice(sql, organizationId, session, invoiceId);
-  if (!row || row.status === 'paid') return undefined;
+  if (!row || row.status === INVOICE_STATUS.paid) return undefined;
   return (await getOrCreatePaymentLink(sql, organizationId, row.id, payBaseUrl)).url;
 }
 
@@ -56,5 +56,5 @@ export async function portalPaymentUrl(
  */
 export function portalInvoiceStatus(invoice: Pick<Invoice, 'status' | 'balanceOere' | 'dueDate'>, today: string): Invoice['status'] {
   const pastDue = invoice.balanceOere > 0 && invoice.dueDate !== null && invoice.dueDate < today;
-  return invoice.status === 'issued' && pastDue ? 'overdue' : invoice.status;
+  return invoice.status === INVOICE_STATUS.issued && pastDue ? INVOICE_STATUS.overdue : invoice.status;
 }

@@ -1,8 +1,10 @@
 import type { FastifyReply } from 'fastify';
+import { INVOICE_STATUS } from '../../invoices/invoice-lifecycle.ts';
 import { formatOere } from '../../shared/money.ts';
+import { canSubscription, type SubscriptionStatus } from '../../subscriptions/subscription-lifecycle.ts';
 import { pageCsp, sendHtmlPage } from '../plugins/page-policy.ts';
 import { formatDate, type Language } from '../texts.ts';
-import type { PortalSubscriptionAction } from './change-portal-subscription.ts';
+import { PORTAL_SUBSCRIPTION_ACTIONS, type PortalSubscriptionAction } from './change-portal-subscription.ts';
 import type { Portal } from './find-portal.ts';
 import type { CustomerOverview } from './load-portal-overview.ts';
 import { portalInvoiceStatus } from './portal-invoice.ts';
@@ -106,12 +108,12 @@ function sectionOf(o: CustomerOverview, base: string, lang: Language): CustomerS
     status: t.statusText[portalInvoiceStatus(inv, o.balance.asOf)] ?? inv.status,
     pdfHref: `${base}/invoices/${inv.id}/pdf`,
     pdfLabel: t.downloadPdf(inv.number!),
-    payHref: inv.status !== 'paid' && inv.balanceOere > 0 ? `${base}/invoices/${inv.id}/pay` : null,
+    payHref: inv.status !== INVOICE_STATUS.paid && inv.balanceOere > 0 ? `${base}/invoices/${inv.id}/pay` : null,
     payLabel: t.pay(inv.number!),
     payShort: t.payShort,
   });
-  const actionsOf = (status: string): PortalSubscriptionAction[] =>
-    status === 'active' ? ['pause', 'cancel'] : status === 'paused' ? ['resume', 'cancel'] : [];
+  // What the subscription's status allows, in the order the page shows them: active → pause, cancel; paused → resume, cancel.
+  const actionsOf = (status: SubscriptionStatus): PortalSubscriptionAction[] => PORTAL_SUBSCRIPTION_ACTIONS.filter((a) => canSubscription(status, a));
   return {
     name: o.customer.name,
     outstanding: formatOere(o.balance.outstandingOere, lang),
