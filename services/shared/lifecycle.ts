@@ -31,6 +31,11 @@ export type RowKey = string | Buffer;
 export interface TransitionDef<S extends string> {
   readonly from: readonly S[];
   readonly to: S;
+  /**
+   * The transition also starts from no state yet: a nullable column whose NULL means "not decided" (a mail's outcome
+   * before the mail went out). The guard then reads `(<column> IN (<from>) OR <column> IS NULL)`.
+   */
+  readonly fromUnset?: boolean;
 }
 
 /** What a transition did, as the lifecycle's `onTransition` hook sees it (after the UPDATE, in the same transaction). */
@@ -171,17 +176,21 @@ export function defineLifecycle<const S extends string, const T extends Record<s
     return `(${states.map((s) => `'${s}'`).join(', ')})`;
   };
   for (const [name, t] of Object.entries<TransitionDef<S>>(def.transitions)) {
-    if (t.from.length === 0) throw new Error(`lifecycle ${def.name}: transition ${name} starts from no state`);
-    inList(t.from);
+    if (t.from.length === 0 && !t.fromUnset) throw new Error(`lifecycle ${def.name}: transition ${name} starts from no state`);
+    if (t.from.length > 0) inList(t.from);
     inList([t.to]);
   }
-  const fromLists = Object.fromEntries(
-    Object.entries<TransitionDef<S>>(def.transitions).map(([name, t]) => [name, inList(t.from)]),
-  ) as Record<string, string>;
+  // Each transition's guard on the column, over an alias: `a."status" IN ('queued')`, or with fromUnset `… IS NULL`.
+  const guards = Object.fromEntries(
+    Object.entries<TransitionDef<S>>(def.transitions).map(([name, t]) => {
+      const terms = [...(t.from.length > 0 ? [`"${def.column}" IN ${inList(t.from)}`] : []), ...(t.fromUnset ? [`"${def.column}" IS NULL`] : [])];
+      return [name, (alias: string) => `(${terms.map((term) => `${alias}.${term}`).join(' OR ')})`];
+    }),
+  ) as Record<string, (alias: string) => string>;
 
   const can = (state: S, transition: keyof T & string): boolean => def.transitions[transition]!.from.includes(state);
   const refusal = (state: S | undefined, transition: keyof T & string): TransitionRefused =>
-    new TransitionRefused(def.name, transition, state, def.transitions[transition]!.from);
+    new TransitionRefused(def.name, transition, state, [...def.transitions[transition]!.from, ...(def.transitions[transition]!.fromUnset ? ['unset'] : [])]);
 
   const lifecycle: Lifecycle<S, T, W> = {
     name: def.name,
@@ -219,7 +228,7 @@ export function defineLifecycle<const S extends string, const T extends Record<s
     const extra = sql.unsafe(returning.map((c) => (c === '*' ? ', t.*' : `, t."${c}"`)).join(''));
     const setTouch = touch ? sql`, ${ident(touch)} = now()` : sql``;
     const setMore = opts.set ? sql`, ${opts.set}` : sql``;
-    const fromList = sql.unsafe(fromLists[transition]!);
+    const guard = (alias: string) => sql.unsafe(guards[transition]!(alias));
     const whereMore = opts.where ? sql` AND ${opts.where}` : sql``;
     // With readFrom the old state comes from a sub-select of the same statement (the row a caller locked is the
     // one changed); without it the statement is the bare guarded UPDATE, for hot paths that know the state.
@@ -227,12 +236,12 @@ export function defineLifecycle<const S extends string, const T extends Record<s
       ? sql<Record<string, unknown>[]>`
           UPDATE ${ident(def.table)} t SET ${ident(def.column)} = ${t.to}${setTouch}${setMore}
           FROM (SELECT o.${ident(idColumn)} AS key, o.${ident(def.column)} AS from_state FROM ${ident(def.table)} o
-                WHERE ${tenantMatch('o')}o.${ident(idColumn)} = ${id} AND o.${ident(def.column)} IN ${fromList}) old
+                WHERE ${tenantMatch('o')}o.${ident(idColumn)} = ${id} AND ${guard('o')}) old
           WHERE ${tenantMatch('t')}t.${ident(idColumn)} = old.key${whereMore}
           RETURNING old.from_state AS "__from"${extra}`.execute()
       : sql<Record<string, unknown>[]>`
           UPDATE ${ident(def.table)} t SET ${ident(def.column)} = ${t.to}${setTouch}${setMore}
-          WHERE ${tenantMatch('t')}t.${ident(idColumn)} = ${id} AND t.${ident(def.column)} IN ${fromList}${whereMore}
+          WHERE ${tenantMatch('t')}t.${ident(idColumn)} = ${id} AND ${guard('t')}${whereMore}
           RETURNING NULL AS "__from"${extra}`.execute();
     return query.then(async ([row]) => {
       if (!row) return undefined;

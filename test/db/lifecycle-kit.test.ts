@@ -37,7 +37,16 @@ const LOGGED_DOOR = defineLifecycle({
     return row!.seq;
   },
 });
+/** A nullable column whose NULL means "not decided yet": the door's paint, chosen once. */
+const PAINT = defineLifecycle({
+  name: 'door paint',
+  table: 'kit_doors',
+  column: 'painted',
+  states: ['red', 'blue'],
+  transitions: { paintRed: { from: [], fromUnset: true, to: 'red' }, repaint: { from: ['red'], fromUnset: true, to: 'blue' } },
+});
 // Not tables of the migrations: out of the registry the CHECK test walks.
+LIFECYCLES.splice(LIFECYCLES.indexOf(PAINT), 1);
 LIFECYCLES.splice(LIFECYCLES.indexOf(DOOR), 1);
 LIFECYCLES.splice(LIFECYCLES.findIndex((l) => l.name === LOGGED_DOOR.name), 1);
 
@@ -112,6 +121,18 @@ describe('lifecycle kit (guarded UPDATE on PostgreSQL)', () => {
           ['door.closed', null, 'closed'],
         ],
       );
+    });
+  });
+
+  it('starts a fromUnset transition from NULL, and refuses it once the column holds a state it does not list', async () => {
+    await withDoors(async (tx) => {
+      await PAINT.transition(tx, ID, 'paintRed', { organizationId: ORG });
+      await assert.rejects(PAINT.transition(tx, ID, 'paintRed', { organizationId: ORG }), /door paint cannot be moved \(paintRed\): it does not exist or is not in unset/);
+      assert.equal(await PAINT.tryTransition(tx, ID, 'paintRed', { organizationId: ORG }), undefined);
+      const r = await PAINT.transition(tx, ID, 'repaint', { organizationId: ORG, readFrom: true });
+      assert.deepEqual([r.from, r.to], ['red', 'blue']);
+      const [row] = await tx<{ painted: string }[]>`SELECT painted FROM kit_doors WHERE id = ${ID}`;
+      assert.equal(row!.painted, 'blue');
     });
   });
 

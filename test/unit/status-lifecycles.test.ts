@@ -3,6 +3,7 @@ import { CUSTOM_DOMAIN_LIFECYCLE } from '../../services/customer-portal/custom-d
 import { PAYMENT_DOMAIN_LIFECYCLE } from '../../services/domains/payment-domain-lifecycle.ts';
 import { INVOICE_SEND_LIFECYCLE } from '../../services/invoices/invoice-send-lifecycle.ts';
 import { VERIFICATION_LIFECYCLE } from '../../services/organizations/verification-lifecycle.ts';
+import { recordOutcome, SIGN_IN_LINK_LIFECYCLE, SIGN_IN_MAIL_OUTCOMES } from '../../services/pay/portal/sign-in-link-lifecycle.ts';
 import { CHECKOUT_LIFECYCLE, isCheckoutFinal } from '../../services/payments/checkout-lifecycle.ts';
 import { initialReminderDelivery, REMINDER_DELIVERY_LIFECYCLE } from '../../services/reminders/reminder-delivery-lifecycle.ts';
 import { initialReminderStatus, REMINDER_LIFECYCLE } from '../../services/reminders/reminder-lifecycle.ts';
@@ -72,6 +73,13 @@ describe('status lifecycles', () => {
     };
     assert.deepEqual(movesOf(PAYMENT_DOMAIN_LIFECYCLE), moves);
     assert.deepEqual(movesOf(CUSTOM_DOMAIN_LIFECYCLE), moves);
+  });
+
+  it("portal sign-in mail: one final outcome, recorded over none", () => {
+    for (const outcome of SIGN_IN_MAIL_OUTCOMES) {
+      const t = SIGN_IN_LINK_LIFECYCLE.transitions[recordOutcome(outcome)];
+      assert.deepEqual([t.to, t.from, t.fromUnset], [outcome, [], true]);
+    }
   });
 
   it('start link session: open ends once, as completed, abandoned or expired', () => {

@@ -7,14 +7,25 @@ import { defineLifecycle } from '../../shared/lifecycle.ts';
  *   (no outcome) → mailed | expired (the link ran out first) | no_recipient | refused (by the server) | failed (after
  *   retries).
  *
- * The outcomes are final; the workflow writes one with `mail_outcome IS NULL` as its guard, so a retried step
- * changes nothing.
+ * The outcomes are final: each is a transition from no outcome (`fromUnset`), so a retried step changes nothing.
  */
 export const SIGN_IN_MAIL_OUTCOMES = ['mailed', 'expired', 'no_recipient', 'refused', 'failed'] as const;
 export type SignInMailOutcome = (typeof SIGN_IN_MAIL_OUTCOMES)[number];
 
 /** The outcome of a mail that went out. */
 export const MAILED = 'mailed' as const satisfies SignInMailOutcome;
+
+export const SIGN_IN_MAIL_TRANSITIONS = {
+  mail: { from: [], fromUnset: true, to: 'mailed' },
+  expire: { from: [], fromUnset: true, to: 'expired' },
+  noRecipient: { from: [], fromUnset: true, to: 'no_recipient' },
+  refuse: { from: [], fromUnset: true, to: 'refused' },
+  fail: { from: [], fromUnset: true, to: 'failed' },
+} as const;
+
+/** The transition that records `outcome`. */
+export const recordOutcome = (outcome: SignInMailOutcome): keyof typeof SIGN_IN_MAIL_TRANSITIONS =>
+  (Object.keys(SIGN_IN_MAIL_TRANSITIONS) as (keyof typeof SIGN_IN_MAIL_TRANSITIONS)[]).find((t) => SIGN_IN_MAIL_TRANSITIONS[t].to === outcome)!;
 
 export const SIGN_IN_LINK_LIFECYCLE = defineLifecycle({
   name: 'portal sign-in mail',
@@ -23,6 +34,5 @@ export const SIGN_IN_LINK_LIFECYCLE = defineLifecycle({
   tenantColumn: null,
   touchColumn: null,
   states: SIGN_IN_MAIL_OUTCOMES,
-  // Every outcome is final, and the first one is written over NULL, which no from-list can name: no transitions.
-  transitions: {},
+  transitions: SIGN_IN_MAIL_TRANSITIONS,
 });
