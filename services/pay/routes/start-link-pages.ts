@@ -6,6 +6,7 @@ import { abandonStartLink } from '../../start-links/abandon-start-link.ts';
 import { completeStartLink } from '../../start-links/complete-start-link.ts';
 import { findStartLink, type StartLinkView } from '../../start-links/find-start-link.ts';
 import { START_LINK_KINDS, startLinkPagePrefix, type StartLinkKind } from '../../start-links/start-link-kinds.ts';
+import { START_LINK_LIFECYCLE } from '../../start-links/start-link-lifecycle.ts';
 import { START_LINK_TEXTS } from '../start-link-texts.ts';
 import { pickLanguage, TEXTS, type Language } from '../texts.ts';
 import { pageCsp, sendHtmlPage } from '../plugins/page-policy.ts';
@@ -80,13 +81,13 @@ export function registerStartLinkPages(app: FastifyInstance, db: Db): void {
     const step = s.steps[kind];
     const brand = view.organizationName;
     switch (view.state) {
-      case 'completed':
+      case START_LINK_LIFECYCLE.state.completed:
         return result(reply, status, lang, brand, path, step.title, step.completed);
-      case 'abandoned':
+      case START_LINK_LIFECYCLE.state.abandoned:
         return result(reply, 410, lang, brand, path, s.abandonedTitle, s.abandonedText);
-      case 'expired':
+      case START_LINK_LIFECYCLE.state.expired:
         return result(reply, 410, lang, brand, path, s.expiredTitle, s.expiredText);
-      case 'open':
+      case START_LINK_LIFECYCLE.state.open:
         return html(reply, status, stepTemplate({
           ...layout(lang, step.title, brand, path),
           testMode: s.testMode,
