@@ -12,9 +12,6 @@ import { defineLifecycle } from '../../shared/lifecycle.ts';
 export const SIGN_IN_MAIL_OUTCOMES = ['mailed', 'expired', 'no_recipient', 'refused', 'failed'] as const;
 export type SignInMailOutcome = (typeof SIGN_IN_MAIL_OUTCOMES)[number];
 
-/** The outcome of a mail that went out. */
-export const MAILED = 'mailed' as const satisfies SignInMailOutcome;
-
 export const SIGN_IN_MAIL_TRANSITIONS = {
   mail: { from: [], fromUnset: true, to: 'mailed' },
   expire: { from: [], fromUnset: true, to: 'expired' },
