@@ -3,7 +3,7 @@ import type { Keyring } from '../shared/crypto.ts';
 import type { Tx } from '../shared/db.ts';
 import { uuidv7 } from '../shared/ids.ts';
 import { VERIFICATION_LIFECYCLE } from '../organizations/verification-lifecycle.ts';
-import { COMPLETED_START_LINK, LIVE_START_LINK_STATUSES, START_LINK_LIFECYCLE } from './start-link-lifecycle.ts';
+import { COMPLETED_START_LINK, LIVE_START_LINK_STATUSES, OPEN_START_LINK, START_LINK_LIFECYCLE } from './start-link-lifecycle.ts';
 import { newStartLinkToken, START_LINK_KINDS, START_LINK_TTL_HOURS, startLinkTokenHash, startLinkUrl, type StartLinkKind } from './start-link-kinds.ts';
 
 interface LiveRow {
@@ -46,8 +46,8 @@ export async function openStartLink(tx: Tx, keyring: Keyring, organizationId: st
   }
   const token = newStartLinkToken();
   const [row] = await tx<LiveRow[]>`
-    INSERT INTO start_link_sessions (organization_id, id, kind, token_hash, token_enc, expires_at)
-    VALUES (${organizationId}, ${uuidv7()}, ${kind}, ${startLinkTokenHash(token)!}, ${keyring.encrypt(token)},
+    INSERT INTO start_link_sessions (organization_id, id, kind, status, token_hash, token_enc, expires_at)
+    VALUES (${organizationId}, ${uuidv7()}, ${kind}, ${OPEN_START_LINK}, ${startLinkTokenHash(token)!}, ${keyring.encrypt(token)},
             business_now(${organizationId}) + make_interval(hours => ${START_LINK_TTL_HOURS}))
     RETURNING id, status, token_hash, token_enc, expires_at, false AS expired`;
   if (kind === 'verification') {

@@ -12,7 +12,7 @@ import { defineLifecycle } from '../shared/lifecycle.ts';
 export const START_LINK_STATUSES = ['open', 'completed', 'abandoned', 'expired'] as const;
 export type StartLinkStatus = (typeof START_LINK_STATUSES)[number];
 
-/** A new session's status (the column's default). */
+/** A new session's status (its INSERT). */
 export const OPEN_START_LINK = 'open' as const satisfies StartLinkStatus;
 export const COMPLETED_START_LINK = 'completed' as const satisfies StartLinkStatus;
 export const EXPIRED_START_LINK = 'expired' as const satisfies StartLinkStatus;
