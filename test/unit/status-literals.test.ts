@@ -14,22 +14,11 @@ import { LIFECYCLES } from '../../services/shared/lifecycle.ts';
 const root = join(import.meta.dirname, '..', '..');
 
 /**
- * Rewritten in parallel by the document dispatch (one delivery record and lifecycle for every outbound document): to
- * convert when it lands. Each entry is a file or a folder (ending in /).
+ * Files of the document dispatch (one delivery record and lifecycle for every outbound document) that still write
+ * their delivery columns' states as literals (invoice_sends.status, reminders.status and .delivery): to convert as
+ * the dispatch finishes. Each entry is a file or a folder (ending in /).
  */
-const TO_CONVERT = [
-  'activities/mail/',
-  'activities/letters/',
-  'activities/collections/',
-  'activities/reminders/',
-  'activities/invoices/',
-  'workflows/dunning.ts',
-  'workflows/case.ts',
-  'workflows/invoice-mail.ts',
-  'workflows/portal-sign-in-mail.ts',
-  'workflows/payment-receipt.ts',
-  'services/pay/portal/deliver-sign-in-mail.ts',
-];
+const TO_CONVERT = ['activities/invoices/', 'activities/reminders/', 'workflows/dunning.ts'];
 
 /** The same words in another vocabulary: the line's literal is not a state of the column it sits next to. */
 const OTHER_VOCABULARY: { file: string; text: RegExp; why: string }[] = [
