@@ -4,6 +4,15 @@ import tseslint from 'typescript-eslint';
 
 const restrict = (patterns, message) => ['error', { patterns: patterns.map((group) => ({ group: [group], message })) }];
 
+// Only the API imports the API: its routes parse, call a use case and answer, and the use cases live in their domain
+// folders (services/invoices, services/payments, …), where the batch and the workflows call them too. Matches
+// services/api from anywhere and ../api, ../../api, … (services/api as seen from inside services/).
+const NOT_THE_API = {
+  regex: '(^|/)(services/api|(\\.\\./)+api)(/|$)',
+  message: 'Only services/api imports services/api: put the use case or the shared helper in its domain folder or services/shared.',
+};
+const andNotTheApi = ([level, options]) => [level, { patterns: [...options.patterns, NOT_THE_API] }];
+
 export default tseslint.config(
   // clients/typescript/schema.ts is generated from the OpenAPI document (npm run openapi); a test keeps it current.
   { ignores: ['node_modules/**', 'dist/**', '.data/**', 'bench-results/**', 'eslint.config.js', 'clients/typescript/schema.ts'] },
@@ -42,18 +51,34 @@ export default tseslint.config(
     },
   },
   {
+    files: ['services/**/*.ts'],
+    ignores: ['services/api/**'],
+    rules: {
+      'no-restricted-imports': andNotTheApi(
+        restrict(['**/activities/**', '**/workflows/**', '**/deploy/**'], 'services/ must not import activities/, workflows/ or deploy/.'),
+      ),
+    },
+  },
+  {
     files: ['activities/**/*.ts'],
-    rules: { 'no-restricted-imports': restrict(['**/workflows/**', '**/deploy/**'], 'activities/ must not import workflows/ or deploy/.') },
+    rules: { 'no-restricted-imports': andNotTheApi(restrict(['**/workflows/**', '**/deploy/**'], 'activities/ must not import workflows/ or deploy/.')) },
   },
   {
     files: ['workflows/**/*.ts'],
     // The process's wiring (entry point, HTTP/2 endpoint, registration, activity wiring) is not workflow code.
     ignores: ['workflows/main.ts', 'workflows/endpoint.ts', 'workflows/registration.ts', 'workflows/activities.ts'],
     rules: {
-      'no-restricted-imports': restrict(
-        ['postgres', 'fastify', 'node:*', '**/services/shared/db.ts', '**/deploy/**'],
-        'Workflow files sequence activities: no database driver, Node built-ins or Fastify (workflows/main.ts, endpoint.ts, registration.ts and activities.ts wire the process).',
+      'no-restricted-imports': andNotTheApi(
+        restrict(
+          ['postgres', 'fastify', 'node:*', '**/services/shared/db.ts', '**/deploy/**'],
+          'Workflow files sequence activities: no database driver, Node built-ins or Fastify (workflows/main.ts, endpoint.ts, registration.ts and activities.ts wire the process).',
+        ),
       ),
     },
+  },
+  {
+    // The workflows process's wiring may import what workflow code may not, but not the API either.
+    files: ['workflows/main.ts', 'workflows/endpoint.ts', 'workflows/registration.ts', 'workflows/activities.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [NOT_THE_API] }] },
   },
 );

@@ -3,7 +3,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { ErrorBody } from '../../contracts/common.ts';
 import { isMutating } from './idempotency.ts';
-import { isNoProperties } from './validation.ts';
+import { isNoProperties } from './no-properties.ts';
 
 /**
  * The OpenAPI 3.1 document is generated from the routes' own TypeBox contracts, so it cannot drift from what the

@@ -7,15 +7,14 @@ import { InvoiceCreate } from '../../contracts/invoices.ts';
 import { PaymentCreate } from '../../contracts/payments.ts';
 import type { Scope } from '../../contracts/scopes.ts';
 import { DomainError } from '../shared/errors.ts';
-import { createValidatorCompiler } from '../api/validation.ts';
-import { errorBody, validationFailure } from '../api/plugins/errors.ts';
-import { requestFingerprint, runMutation, type MutationAnswer, type MutationRequest, type MutationResult } from '../api/idempotency.ts';
-import type { AuthContext } from '../api/context.ts';
-import type { AppDeps } from '../api/app.ts';
-import type { Tx } from '../shared/db.ts';
+import { errorBody, validationFailure } from '../shared/error-envelope.ts';
+import { createValidatorCompiler } from '../shared/schema-validator.ts';
+import { requestFingerprint } from '../idempotency/request-fingerprint.ts';
+import { runMutation, type MutationAnswer, type MutationDeps, type MutationUseCase } from '../idempotency/run-mutation.ts';
 import { startCreateCustomer } from '../customers/create-customer.ts';
-import { invoiceCreation } from '../api/routes/v1/invoices.ts';
-import { paymentRegistration } from '../api/routes/v1/payments.ts';
+import { createAndIssueInvoice } from '../invoices/create-and-issue-invoice.ts';
+import type { IssueProtocolDeps } from '../invoices/issue-protocol.ts';
+import { registerPayment, type PaymentRegistrationDeps } from '../payments/register-payment.ts';
 
 /**
  * POST /v1/batch (docs/api-conventions.md, "Batch"). Each operation is the single call it stands for: the single
@@ -25,7 +24,8 @@ import { paymentRegistration } from '../api/routes/v1/payments.ts';
  * rest. The batch's own response is stored under the key itself once every operation has an answer.
  */
 export interface BatchRequestContext {
-  auth: AuthContext;
+  /** The calling key's organisation and scopes: each operation checks its own scope. */
+  auth: { organizationId: string; scopes: ReadonlySet<string> };
   key: string;
   /** The fingerprint of the batch request itself. */
   hash: Buffer;
@@ -33,12 +33,18 @@ export interface BatchRequestContext {
   log: FastifyBaseLogger;
 }
 
-type UseCase = (tx: Tx, request: MutationRequest) => Promise<MutationResult>;
+/** What the batch's operations need: the idempotency rules' and each operation's use case's. */
+export type BatchDeps = MutationDeps &
+  IssueProtocolDeps &
+  PaymentRegistrationDeps & {
+    /** Test-only: runs after each operation (a test throws here to crash a batch midway). */
+    afterBatchOperation?: ((index: number) => void | Promise<void>) | undefined;
+  };
 
 /** What an operation amounts to once its params are checked: the single call's key, fingerprint and use case. */
 interface Prepared {
   hash: Buffer;
-  useCase: UseCase;
+  useCase: MutationUseCase;
 }
 
 const compile = createValidatorCompiler();
@@ -78,7 +84,7 @@ function split(params: Record<string, unknown>, names: string[]): [Record<string
   return [taken, rest];
 }
 
-function prepare(deps: AppDeps, auth: AuthContext, op: BatchOp, params: unknown, subKey: string): Prepared {
+function prepare(deps: BatchDeps, auth: BatchRequestContext['auth'], op: BatchOp, params: unknown, subKey: string): Prepared {
   const { keyring } = deps;
   const body = params === undefined ? null : params;
   switch (op) {
@@ -102,7 +108,7 @@ function prepare(deps: AppDeps, auth: AuthContext, op: BatchOp, params: unknown,
       if (f.issue !== undefined) query.set('issue', String(f.issue));
       if (f.send !== undefined) query.set('send', String(f.send));
       const url = `/v1/invoices${query.size > 0 ? `?${query.toString()}` : ''}`;
-      return { hash: requestFingerprint(keyring, 'POST', url, rest), useCase: invoiceCreation(deps, auth, rest as InvoiceCreate, f) };
+      return { hash: requestFingerprint(keyring, 'POST', url, rest), useCase: createAndIssueInvoice(deps, auth, rest as InvoiceCreate, f) };
     }
     case 'payment.register': {
       if (!isObject(body)) check([[validators.payment, body]]);
@@ -112,14 +118,14 @@ function prepare(deps: AppDeps, auth: AuthContext, op: BatchOp, params: unknown,
       return {
         hash: requestFingerprint(keyring, 'POST', `/v1/invoices/${encodeURIComponent(invoiceId)}/payments`, rest),
         // The payment is booked on the operation's own key, as a single call with that key would book it.
-        useCase: paymentRegistration(deps, auth.organizationId, invoiceId, rest as PaymentCreate, subKey),
+        useCase: registerPayment(deps, auth.organizationId, invoiceId, rest as PaymentCreate, subKey),
       };
     }
   }
 }
 
 /** The checks of one operation that need no database: its shape, its op, the scope, then its params. */
-function prepareOperation(deps: AppDeps, ctx: BatchRequestContext, item: Record<string, unknown>, subKey: string): { op: BatchOp; prepared: Prepared } {
+function prepareOperation(deps: BatchDeps, ctx: BatchRequestContext, item: Record<string, unknown>, subKey: string): { op: BatchOp; prepared: Prepared } {
   const extra = Object.keys(item).filter((k) => k !== 'op' && k !== 'params');
   const opValid = typeof item.op === 'string' && (BATCH_OPS as readonly string[]).includes(item.op);
   if (extra.length > 0 || !opValid) {
@@ -163,7 +169,7 @@ function withRequestId(answer: MutationAnswer, requestId: string): MutationAnswe
 /** Thrown by the look-up use case: the batch key has no stored response yet. */
 class NotStored extends Error {}
 
-export async function runBatch(deps: AppDeps, ctx: BatchRequestContext, operations: Record<string, unknown>[]): Promise<MutationAnswer> {
+export async function runBatch(deps: BatchDeps, ctx: BatchRequestContext, operations: Record<string, unknown>[]): Promise<MutationAnswer> {
   const org = ctx.auth.organizationId;
   const target = { org, key: ctx.key, hash: ctx.hash, requestId: ctx.requestId, log: ctx.log };
   // A batch answered before (or being answered now under the key's lock) is replayed (or 409) without running anything.

@@ -5,7 +5,7 @@ import type { Keyring } from '../shared/crypto.ts';
 import type { Queryable } from '../shared/db.ts';
 import { DomainError, type ErrorDetail } from '../shared/errors.ts';
 import { uuidv7 } from '../shared/ids.ts';
-import { canonicalJson } from '../api/idempotency.ts';
+import { canonicalJson } from '../idempotency/request-fingerprint.ts';
 import { recordEvent } from '../events/record-event.ts';
 import { isTimeBarred, LIMITATION_YEARS } from '../law/danish-law.ts';
 import { caseStatusOf, INITIAL_CASE_STATE } from './case-lifecycle.ts';

@@ -3,6 +3,7 @@ import { recordEvent } from '../events/record-event.ts';
 import { createInvoice } from '../invoices/create-invoice.ts';
 import { loadBuyer } from '../invoices/document-parties.ts';
 import { reserveIssue } from '../invoices/issue-invoice.ts';
+import type { ReservingRequest } from '../invoices/issue-protocol.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Keyring } from '../shared/crypto.ts';
 import type { Queryable } from '../shared/db.ts';
@@ -53,7 +54,7 @@ export interface RunDeps {
   clock: Clock;
 }
 
-/** Who asked: the reserving request's response is stored under this key when the issue commits (finish-issue.ts). */
+/** The scheduled run's own request: its response is stored under this key when the issue commits (finish-issue.ts). */
 export interface RunRequest {
   idempotencyKey: string;
   requestHash: Buffer;
@@ -70,7 +71,7 @@ export const issueDateOf = (p: Period, createdOn: string): string => (p.start < 
 
 /**
  * Step 1 of running a subscription's next due period, in the caller's transaction (POST …/run in its idempotent
- * mutation, the SubscriptionSchedule in its own). Under the lease: 422 invalid_transition unless active, undefined
+ * mutation under the issue protocol, issue-protocol.ts; the SubscriptionSchedule in its own). Under the lease: 422 invalid_transition unless active, undefined
  * when no period is due (the route answers 422 subscription_not_due); else the oldest due period is run:
  *
  * - a draft with the subscription's lines, subscriptionId, periodStart and periodEnd, reserved for issue with the
@@ -92,8 +93,8 @@ export async function reservePeriodRun(
   deps: RunDeps,
   organizationId: string,
   subscriptionId: string,
-  request: RunRequest,
-  opts: { wait: boolean; responseStatus: number },
+  reservation: ReservingRequest,
+  opts: { wait: boolean },
 ): Promise<ReservedRun | undefined> {
   const row = await takeLease(sql, organizationId, subscriptionId, opts.wait);
   assertCan(row.status, 'run');
@@ -118,13 +119,7 @@ export async function reservePeriodRun(
     UPDATE invoices SET subscription_id = ${row.id}, period_start = ${period.start}, period_end = ${period.end}
     WHERE organization_id = ${organizationId} AND id = ${draft.id}`;
   const send = row.auto_send && (await loadBuyer(sql, deps.keyring, organizationId, row.customer_id)).email !== null;
-  await reserveIssue(sql, deps, organizationId, draft.id, { issueDate, dueDate }, {
-    idempotencyKey: request.idempotencyKey,
-    requestHash: request.requestHash,
-    responseStatus: opts.responseStatus,
-    responseLocation: `/v1/invoices/${draft.id}`,
-    send,
-  });
+  await reserveIssue(sql, deps, organizationId, draft.id, { issueDate, dueDate }, { ...reservation, responseLocation: `/v1/invoices/${draft.id}`, send });
   await sql`
     INSERT INTO subscription_runs (organization_id, subscription_id, period_index, period_start, period_end, invoice_id)
     VALUES (${organizationId}, ${row.id}, ${period.index}, ${period.start}, ${period.end}, ${draft.id})`;
@@ -168,10 +163,8 @@ export async function runScheduledPeriod(
   if (canSubscription(row.status, 'run')) {
     const [due] = periodsDue(scheduleOfRow(row), row.next_period, today, 1);
     if (due) {
-      const run = await reservePeriodRun(sql, deps, organizationId, subscriptionId, deps.requestKey(subscriptionId, due.start), {
-        wait: false,
-        responseStatus: 201,
-      });
+      const reservation = { ...deps.requestKey(subscriptionId, due.start), responseStatus: 201 };
+      const run = await reservePeriodRun(sql, deps, organizationId, subscriptionId, reservation, { wait: false });
       if (run) return { kind: 'reserved', invoiceId: run.invoiceId, periodStart: run.period.start, periodEnd: run.period.end };
     }
   }

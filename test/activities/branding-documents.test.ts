@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import sharp from 'sharp';
-import { requestFingerprint } from '../../services/api/idempotency.ts';
+import { requestFingerprint } from '../../services/idempotency/request-fingerprint.ts';
 import { createPostgresDocumentStore } from '../../services/documents/postgres-document-store.ts';
 import { finishIssue } from '../../services/invoices/finish-issue.ts';
 import { reserveIssue } from '../../services/invoices/issue-invoice.ts';

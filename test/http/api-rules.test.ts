@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
-import { mutate, requestFingerprint } from '../../services/api/idempotency.ts';
+import { mutate } from '../../services/api/idempotency.ts';
+import { requestFingerprint } from '../../services/idempotency/request-fingerprint.ts';
 import type { AppDeps } from '../../services/api/app.ts';
 import { call, createTestKey, createTestOrg, newIdempotencyKey, startTestApp, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
 import { revokeApiKey } from '../../services/organizations/revoke-api-key.ts';

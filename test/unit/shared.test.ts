@@ -4,7 +4,7 @@ import { decodeCursor, encodeCursor, page } from '../../services/shared/cursor.t
 import { DomainError } from '../../services/shared/errors.ts';
 import { isUuid, uuidv7 } from '../../services/shared/ids.ts';
 import { Semaphore } from '../../services/shared/semaphore.ts';
-import { canonicalJson } from '../../services/api/idempotency.ts';
+import { canonicalJson } from '../../services/idempotency/request-fingerprint.ts';
 import { redactUrl } from '../../services/api/app.ts';
 import { parseSafeBigint } from '../../services/shared/db.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { createValidatorCompiler } from '../../services/api/validation.ts';
-import { validationDetails } from '../../services/api/plugins/errors.ts';
+import { createValidatorCompiler } from '../../services/shared/schema-validator.ts';
+import { validationDetails } from '../../services/shared/error-envelope.ts';
 import type { ErrorObject } from 'ajv';
 import type { FastifySchema } from 'fastify';
 

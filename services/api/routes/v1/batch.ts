@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { BatchRequest, BatchResponse } from '../../../../contracts/batch.ts';
 import { runBatch } from '../../../batch/run-batch.ts';
-import { requestFingerprint, sendAnswer } from '../../idempotency.ts';
+import { sendAnswer } from '../../idempotency.ts';
+import { requestFingerprint } from '../../../idempotency/request-fingerprint.ts';
 import type { AppDeps } from '../../app.ts';
 
 export function batchRoutes(app: FastifyInstance, deps: AppDeps): void {

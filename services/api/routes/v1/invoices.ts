@@ -2,9 +2,8 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { Envelope, ListEnvelope, ListQuery } from '../../../../contracts/common.ts';
 import { Invoice, InvoiceCreate, InvoiceCreateQuery, InvoiceListQuery, InvoiceReplace, IssueBody } from '../../../../contracts/invoices.ts';
-import { createInvoice } from '../../../invoices/create-invoice.ts';
-import { reserveIssue } from '../../../invoices/issue-invoice.ts';
-import { finishIssueResponse, resumeIssue } from '../../../invoices/resume-issue.ts';
+import { createAndIssueInvoice } from '../../../invoices/create-and-issue-invoice.ts';
+import { issueDraft } from '../../../invoices/issue-draft.ts';
 import { replaceInvoice } from '../../../invoices/replace-invoice.ts';
 import { deleteInvoice } from '../../../invoices/delete-invoice.ts';
 import { listInvoices } from '../../../invoices/list-invoices.ts';
@@ -14,10 +13,7 @@ import { getTimeline } from '../../../invoices/get-timeline.ts';
 import { creditInvoice } from '../../../invoices/credit-invoice.ts';
 import { queueCreditNote } from '../../../invoices/credit-queue.ts';
 import { requestInvoiceSend } from '../../../invoices/send-invoice.ts';
-import { DomainError } from '../../../shared/errors.ts';
-import type { Queryable, Tx } from '../../../shared/db.ts';
-import type { AuthContext } from '../../context.ts';
-import { mutate, type MutationRequest, type MutationResult } from '../../idempotency.ts';
+import { mutate } from '../../idempotency.ts';
 import type { AppDeps } from '../../app.ts';
 
 const InvoiceParams = Type.Object({ invoiceId: Type.String({ description: 'Invoice id (UUID)' }) }, { additionalProperties: false });
@@ -27,8 +23,6 @@ const TimelineItem = Type.Object({ code: Type.String(), at: Type.String({ format
 const tags = ['Invoices'];
 
 type Params = { invoiceId: string };
-
-const reservedFor = (request: MutationRequest) => ({ idempotencyKey: request.key, requestHash: request.requestHash });
 
 /** Sends the stored PDF bytes as they are, with their hash as the ETag. */
 export function sendPdf(reply: FastifyReply, doc: { bytes: Buffer; sha256: string; number: number }, name: string): FastifyReply {
@@ -40,56 +34,8 @@ export function sendPdf(reply: FastifyReply, doc: { bytes: Buffer; sha256: strin
     .send(doc.bytes);
 }
 
-/** Step 2 and 3 of an issue, after the reservation committed: render, then commit the rest with the response. */
-const finishWith = (deps: AppDeps, invoiceId: string) => () => finishIssueResponse(deps, invoiceId);
-
-/** The request's earlier attempt reserved a number and did not finish: finish it now (resume-issue.ts). */
-async function resumeWith(deps: AppDeps, tx: Queryable, org: string, request: MutationRequest): Promise<MutationResult | undefined> {
-  const invoiceId = await resumeIssue(tx, org, request);
-  return invoiceId === undefined ? undefined : { status: 200, continueWith: finishWith(deps, invoiceId) };
-}
-
-/**
- * POST /v1/invoices as a use case for `mutate` (the route and the batch's invoice.create): the checks beyond the
- * schema are thrown here, before any transaction (400 for customerId with customer, 403 for an inline customer
- * without customers:write).
- */
-export function invoiceCreation(
-  deps: AppDeps,
-  auth: AuthContext,
-  body: InvoiceCreate,
-  flags: { issue?: boolean | undefined; send?: boolean | undefined },
-): (tx: Tx, request: MutationRequest) => Promise<MutationResult> {
-  if ((body.customer === undefined) === (body.customerId === undefined)) {
-    throw new DomainError('validation_failed', 'Give exactly one of customerId and customer.', {
-      details: [{ path: body.customer ? '/customer' : '/customerId', message: 'exactly one of customerId and customer is required' }],
-    });
-  }
-  if (body.customer && !auth.scopes.has('customers:write')) {
-    throw new DomainError('insufficient_scope', 'An inline customer also needs the customers:write scope.', {
-      details: [{ path: '/customer', message: 'required scope: customers:write' }],
-    });
-  }
-  const send = flags.send === true;
-  const issue = flags.issue === true || send;
-  const org = auth.organizationId;
-  return async (tx, request) => {
-    const resumed = await resumeWith(deps, tx, org, request);
-    if (resumed) return resumed;
-    const invoice = await createInvoice(tx, deps.keyring, org, body);
-    const location = `/v1/invoices/${invoice.id}`;
-    if (issue) {
-      await reserveIssue(tx, deps, org, invoice.id, {}, { ...reservedFor(request), responseStatus: 201, responseLocation: location, send });
-      return { status: 201, continueWith: finishWith(deps, invoice.id) };
-    }
-    return { status: 201, data: invoice, location };
-  };
-}
-
 export function invoiceRoutes(app: FastifyInstance, deps: AppDeps): void {
   const { db, keyring } = deps;
-  const finish = (invoiceId: string) => finishWith(deps, invoiceId);
-  const resume = (tx: Queryable, org: string, request: MutationRequest) => resumeWith(deps, tx, org, request);
 
   app.get<{ Querystring: InvoiceListQuery }>(
     '/invoices',
@@ -120,7 +66,7 @@ export function invoiceRoutes(app: FastifyInstance, deps: AppDeps): void {
         response: { 201: Envelope(Invoice) },
       },
     },
-    async (req, reply) => mutate(deps, req, reply, invoiceCreation(deps, req.auth, req.body, req.query)),
+    async (req, reply) => mutate(deps, req, reply, createAndIssueInvoice(deps, req.auth, req.body, req.query)),
   );
 
   app.get<{ Params: Params }>(
@@ -181,16 +127,7 @@ export function invoiceRoutes(app: FastifyInstance, deps: AppDeps): void {
         response: { 200: Envelope(Invoice) },
       },
     },
-    (req, reply) =>
-      mutate(deps, req, reply, async (tx, request) => {
-        const org = req.auth.organizationId;
-        const resumed = await resume(tx, org, request);
-        if (resumed) return resumed;
-        await reserveIssue(tx, deps, org, req.params.invoiceId, req.body ?? {}, {
-          ...reservedFor(request), responseStatus: 200, responseLocation: null, send: false,
-        });
-        return { status: 200, continueWith: finish(req.params.invoiceId) };
-      }),
+    (req, reply) => mutate(deps, req, reply, issueDraft(deps, req.auth.organizationId, req.params.invoiceId, req.body ?? {})),
   );
 
   app.post<{ Params: Params }>(

@@ -3,12 +3,11 @@ import { Type } from 'typebox';
 import { Envelope, ListEnvelope, Uuid } from '../../../../contracts/common.ts';
 import { Invoice } from '../../../../contracts/invoices.ts';
 import { Payment, PaymentCreate, PaymentListQuery, PaymentOutcome } from '../../../../contracts/payments.ts';
-import { bookPayment } from '../../../payments/book-payment.ts';
 import { getPayment } from '../../../payments/get-payment.ts';
 import { listInvoicePayments } from '../../../payments/list-invoice-payments.ts';
 import { listPayments } from '../../../payments/list-payments.ts';
-import { mutate, type MutationRequest, type MutationResult } from '../../idempotency.ts';
-import type { Tx } from '../../../shared/db.ts';
+import { registerPayment } from '../../../payments/register-payment.ts';
+import { mutate } from '../../idempotency.ts';
 import type { AppDeps } from '../../app.ts';
 
 const InvoiceParams = Type.Object({ invoiceId: Type.String({ description: 'Invoice id (UUID)' }) }, { additionalProperties: false });
@@ -25,41 +24,6 @@ const RegistrationEnvelope = Type.Object({
   ),
 });
 const tags = ['Payments'];
-
-/**
- * POST /v1/invoices/{id}/payments as a use case for `mutate` (the route and the batch's payment.register): books the
- * payment on `bookingKey`, which stays with the payment. `onReplayed` is told when the key had booked it already.
- */
-export function paymentRegistration(
-  deps: AppDeps,
-  org: string,
-  invoiceId: string,
-  body: PaymentCreate,
-  bookingKey: string,
-  onReplayed?: () => void,
-): (tx: Tx, request: MutationRequest) => Promise<MutationResult> {
-  const receipts = deps.receiptDispatch;
-  return async (tx, request) => {
-    const booked = await bookPayment(
-      tx,
-      deps,
-      org,
-      invoiceId,
-      { source: 'manual', bookingKey, amountOere: body.amountOere, paymentDate: body.paymentDate },
-      { deferWrites: { now: request.now } },
-    );
-    if (booked.replayed) onReplayed?.();
-    return {
-      status: 201,
-      data: booked.invoice,
-      meta: { outcome: booked.outcome, paymentId: booked.payment.id, ...(booked.replayed ? { replayed: true } : {}) },
-      location: `/v1/payments/${booked.payment.id}`,
-      ...(booked.written ? { pending: booked.written } : {}),
-      // The receipt is rendered by the PaymentReceipt workflow once the payment is committed.
-      ...(!booked.replayed && receipts ? { afterCommit: () => receipts.dispatch(booked.payment.id) } : {}),
-    };
-  };
-}
 
 export function paymentRoutes(app: FastifyInstance, deps: AppDeps): void {
   const { db, keyring } = deps;
@@ -109,7 +73,7 @@ export function paymentRoutes(app: FastifyInstance, deps: AppDeps): void {
         req,
         reply,
         // The stored response had expired, but the payment kept its key: this is still a replay of that payment.
-        paymentRegistration(deps, req.auth.organizationId, req.params.invoiceId, req.body, req.idempotencyKey!, () => reply.header('Idempotent-Replayed', 'true')),
+        registerPayment(deps, req.auth.organizationId, req.params.invoiceId, req.body, req.idempotencyKey!, () => reply.header('Idempotent-Replayed', 'true')),
       ),
   );
 

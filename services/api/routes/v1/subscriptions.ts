@@ -17,10 +17,10 @@ import { listSubscriptionInvoices } from '../../../subscriptions/list-subscripti
 import { previewNextInvoice } from '../../../subscriptions/preview-next-invoice.ts';
 import { transitionSubscription } from '../../../subscriptions/transition-subscription.ts';
 import { updateSubscription } from '../../../subscriptions/update-subscription.ts';
-import { notDue, reservePeriodRun } from '../../../subscriptions/run-period.ts';
-import { finishIssueResponse, resumeIssue } from '../../../invoices/resume-issue.ts';
+import { invoiceNextDuePeriod } from '../../../subscriptions/invoice-next-due-period.ts';
 import { WORK } from '../../../../contracts/workflows.ts';
-import { mutate, type MutationResult } from '../../idempotency.ts';
+import { mutate } from '../../idempotency.ts';
+import type { MutationResult } from '../../../idempotency/run-mutation.ts';
 import type { AppDeps } from '../../app.ts';
 
 const SubscriptionParams = Type.Object({ subscriptionId: Type.String({ description: 'Subscription id (UUID)' }) }, { additionalProperties: false });
@@ -175,20 +175,7 @@ export function subscriptionRoutes(app: FastifyInstance, deps: AppDeps): void {
         response: { 201: Envelope(Invoice) },
       },
     },
-    (req, reply) =>
-      mutate(deps, req, reply, async (tx, request) => {
-        const org = req.auth.organizationId;
-        // This key's earlier attempt reserved its period's invoice and did not finish: finish that one (resume-issue.ts).
-        const pending = await resumeIssue(tx, org, request);
-        if (pending !== undefined) return { status: 201, continueWith: () => finishIssueResponse(deps, pending) };
-        const run = await reservePeriodRun(tx, deps, org, req.params.subscriptionId, { idempotencyKey: request.key, requestHash: request.requestHash }, {
-          wait: true,
-          responseStatus: 201,
-        });
-        if (!run) throw notDue();
-        // Step 2 after the reservation (and its receipt) committed: the PDF, the issued invoice and the stored response.
-        return { status: 201, continueWith: () => finishIssueResponse(deps, run.invoiceId) };
-      }),
+    (req, reply) => mutate(deps, req, reply, invoiceNextDuePeriod(deps, req.auth.organizationId, req.params.subscriptionId)),
   );
 
   app.get<{ Params: Params }>(

@@ -4,7 +4,7 @@ import { Envelope } from '../../../../contracts/common.ts';
 import { TermsEvidence, TermsEvidenceCreate } from '../../../../contracts/terms-evidence.ts';
 import { acceptTerms, instantOutOfRange, utcInstant } from '../../../terms/accept-terms.ts';
 import { DomainError } from '../../../shared/errors.ts';
-import { validationDetails } from '../../plugins/errors.ts';
+import { validationDetails } from '../../../shared/error-envelope.ts';
 import { mutate } from '../../idempotency.ts';
 import type { AppDeps } from '../../app.ts';
 
