@@ -13,7 +13,7 @@ export const clockView = (mode: 'live' | 'test', at: Date): TestClock => ({ mode
 /**
  * `POST /v1/test-clock/advance`: moves a sandbox organisation's clock forward, to an instant or by whole days, in
  * the caller's transaction; never back. The row is locked, so concurrent advances apply one after the other. What
- * has come due is woken after commit (see the route).
+ * has come due is woken after commit (advance-sandbox-clock.ts).
  */
 export async function advanceTestClock(tx: Tx, organizationId: string, body: TestClockAdvance, realNow: () => number = Date.now): Promise<TestClock> {
   await tx`INSERT INTO test_clocks (organization_id) VALUES (${organizationId}) ON CONFLICT DO NOTHING`;

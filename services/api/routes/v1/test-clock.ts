@@ -1,12 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { Envelope } from '../../../../contracts/common.ts';
 import { TestClock, TestClockAdvance } from '../../../../contracts/test-clock.ts';
-import { DomainError } from '../../../shared/errors.ts';
-import { advanceTestClock, clockView } from '../../../clock/test-clock.ts';
+import { clockView } from '../../../clock/test-clock.ts';
+import { advanceSandboxClock } from '../../../clock/advance-sandbox-clock.ts';
 import { mutate } from '../../idempotency.ts';
 import type { AppDeps } from '../../app.ts';
-import { wakeDueAfterCommit } from '../../../clock/wakeups.ts';
-import { reconcilePastDue } from '../../../customers/past-due-transitions.ts';
 
 const tags = ['Test clock'];
 
@@ -43,16 +41,6 @@ export function testClockRoutes(app: FastifyInstance, deps: AppDeps): void {
         response: { 200: Envelope(TestClock) },
       },
     },
-    async (req, reply) => {
-      if (!req.auth.sandbox) throw new DomainError('sandbox_only', 'Only sandbox organisations have a test clock; live organisations run on real time.');
-      const org = req.auth.organizationId;
-      return mutate(deps, req, reply, async (tx) => {
-        const clock = await advanceTestClock(tx, org, req.body);
-        // Invoices fall due as the clock moves: customers crossing the past-due threshold (either way) are announced
-        // in this transaction, so the events are in the log when the advance answers.
-        await reconcilePastDue(tx, org, clock.today);
-        return { status: 200, data: clock, afterCommit: wakeDueAfterCommit(deps.wakeups, org, req.log) };
-      });
-    },
+    async (req, reply) => mutate(deps, req, reply, advanceSandboxClock(deps, req.auth, req.body, req.log)),
   );
 }
