@@ -11,7 +11,7 @@ import { errorBody, validationFailure } from '../shared/error-envelope.ts';
 import { createValidatorCompiler } from '../shared/schema-validator.ts';
 import { requestFingerprint } from '../idempotency/request-fingerprint.ts';
 import { runMutation, type MutationAnswer, type MutationDeps, type MutationUseCase } from '../idempotency/run-mutation.ts';
-import { startCreateCustomer } from '../customers/create-customer.ts';
+import { addCustomer } from '../customers/add-customer.ts';
 import { createAndIssueInvoice } from '../invoices/create-and-issue-invoice.ts';
 import type { IssueProtocolDeps } from '../invoices/issue-protocol.ts';
 import { registerPayment, type PaymentRegistrationDeps } from '../payments/register-payment.ts';
@@ -91,13 +91,7 @@ function prepare(deps: BatchDeps, auth: BatchRequestContext['auth'], op: BatchOp
     case 'customer.create': {
       check([[validators.customer, body]]);
       const input = body as CustomerCreate;
-      return {
-        hash: requestFingerprint(keyring, 'POST', '/v1/customers', input),
-        useCase: async (tx, request) => {
-          const { customer, written } = startCreateCustomer(tx, keyring, auth.organizationId, input, request.now);
-          return { status: 201, data: customer, location: `/v1/customers/${customer.id}`, pending: written };
-        },
-      };
+      return { hash: requestFingerprint(keyring, 'POST', '/v1/customers', input), useCase: addCustomer(keyring, auth.organizationId, input) };
     }
     case 'invoice.create': {
       if (!isObject(body)) check([[validators.invoice, body]]);

@@ -31,7 +31,7 @@ export async function createCustomer(sql: Queryable, keyring: Keyring, organizat
 }
 
 /**
- * The same insert for a caller that need not wait for it (POST /v1/customers inside `mutate`): the customer is
+ * The same insert for a caller that need not wait for it (POST /v1/customers, add-customer.ts): the customer is
  * known before the row is written, so the INSERT is started and returned as `written`, to travel with the stored
  * response and the COMMIT. `now` is the transaction's timestamp; it is written explicitly, at the precision the API
  * shows, so the answer and every later read agree to the millisecond.

@@ -19,6 +19,10 @@ import type { EngineClient } from '../shared/engine-client.ts';
  * 2. and 3. finish: once that committed, the PDF is rendered outside any transaction, then the issue is committed with
  *    its stored response (`finishIssue`, finish-issue.ts), by the request itself, its retry or the workflows process.
  *
+ * The SubscriptionSchedule's own runs take steps 1 to 3 the same way, under a key of their own per period
+ * (`runScheduledPeriod`, run-period.ts); no earlier attempt of theirs can be waiting, as a period's receipt is written
+ * with its reservation, so they have no step 0.
+ *
  * Why it holds under a crash at any point: a reserved number is never given back, and every reservation is finished
  * (by the request, a retry with its key, or the InvoiceIssue object from the reservation's wake-index row), so the
  * number series has no gap; the reservation row is removed by the one finish that commits, and a retry finds it

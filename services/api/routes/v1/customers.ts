@@ -11,7 +11,7 @@ import {
   DepartmentListQuery,
 } from '../../../../contracts/customers.ts';
 import { CustomerBalance } from '../../../../contracts/payments.ts';
-import { startCreateCustomer } from '../../../customers/create-customer.ts';
+import { addCustomer } from '../../../customers/add-customer.ts';
 import { getCustomer } from '../../../customers/get-customer.ts';
 import { listCustomers } from '../../../customers/list-customers.ts';
 import { updateCustomer } from '../../../customers/update-customer.ts';
@@ -61,11 +61,7 @@ export function customerRoutes(app: FastifyInstance, deps: AppDeps): void {
       config: { scope: 'customers:write' },
       schema: { summary: 'Create a customer', tags, body: CustomerCreate, response: { 201: Envelope(Customer) } },
     },
-    (req, reply) =>
-      mutate(deps, req, reply, async (tx, request) => {
-        const { customer, written } = startCreateCustomer(tx, keyring, req.auth.organizationId, req.body, request.now);
-        return { status: 201, data: customer, location: `/v1/customers/${customer.id}`, pending: written };
-      }),
+    (req, reply) => mutate(deps, req, reply, addCustomer(keyring, req.auth.organizationId, req.body)),
   );
 
   app.get<{ Params: { customerId: string } }>(
