@@ -2,8 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { Envelope } from '../../../../contracts/common.ts';
 import { CASE_BODY_LIMIT, CaseCreate, CaseStatusView } from '../../../../contracts/cases.ts';
-import { WORK } from '../../../../contracts/workflows.ts';
-import { createCase } from '../../../cases/create-case.ts';
+import { openCase } from '../../../cases/open-case.ts';
 import { getCase } from '../../../cases/get-case.ts';
 import { mutate } from '../../idempotency.ts';
 import type { AppDeps } from '../../app.ts';
@@ -12,7 +11,7 @@ const CaseParams = Type.Object({ caseId: Type.String({ description: 'Case id (UU
 const tags = ['Collection cases'];
 
 export function caseRoutes(app: FastifyInstance, deps: AppDeps): void {
-  const { db, keyring } = deps;
+  const { db } = deps;
 
   app.post<{ Body: CaseCreate }>(
     '/cases',
@@ -35,16 +34,7 @@ export function caseRoutes(app: FastifyInstance, deps: AppDeps): void {
         response: { 201: Envelope(CaseStatusView) },
       },
     },
-    (req, reply) =>
-      mutate(deps, req, reply, async (tx, request) => {
-        const { created, view } = await createCase(tx, keyring, req.auth.organizationId, req.body, request.now);
-        const location = `/v1/cases/${view.id}`;
-        if (!created) return { status: 200, data: view, meta: { replayed: true }, location };
-        const engine = deps.engine;
-        const org = req.auth.organizationId;
-        // The case's first step (its påkrav): its wake-index row is due now, so a lost poke only delays it.
-        return { status: 201, data: view, location, ...(engine ? { afterCommit: () => engine.poke(WORK.collectionCase(org, view.id)) } : {}) };
-      }),
+    (req, reply) => mutate(deps, req, reply, openCase(deps, req.auth.organizationId, req.body)),
   );
 
   app.get<{ Params: { caseId: string } }>(

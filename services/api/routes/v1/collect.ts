@@ -2,8 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { Envelope } from '../../../../contracts/common.ts';
 import { CaseStatusView } from '../../../../contracts/cases.ts';
-import { WORK } from '../../../../contracts/workflows.ts';
-import { collectInvoice } from '../../../cases/collect-invoice.ts';
+import { openInvoiceCase } from '../../../cases/open-invoice-case.ts';
 import { mutate } from '../../idempotency.ts';
 import type { AppDeps } from '../../app.ts';
 
@@ -30,20 +29,6 @@ export function collectRoutes(app: FastifyInstance, deps: AppDeps): void {
         response: { 201: Envelope(CaseStatusView) },
       },
     },
-    (req, reply) =>
-      mutate(deps, req, reply, async (tx, request) => {
-        const org = req.auth.organizationId;
-        const { created, view } = await collectInvoice(tx, org, req.params.invoiceId, request.now);
-        const location = `/v1/cases/${view.id}`;
-        if (!created) return { status: 200, data: view, meta: { replayed: true }, location };
-        const engine = deps.engine;
-        return {
-          status: 201,
-          data: view,
-          location,
-          // The case's first step: its wake-index row is due now, so a lost poke only delays it.
-          ...(engine ? { afterCommit: () => engine.poke(WORK.collectionCase(org, view.id)) } : {}),
-        };
-      }),
+    (req, reply) => mutate(deps, req, reply, openInvoiceCase(deps, req.auth.organizationId, req.params.invoiceId)),
   );
 }
