@@ -10,17 +10,15 @@ import {
   SubscriptionListQuery,
   SubscriptionPatch,
 } from '../../../../contracts/subscriptions.ts';
-import { createSubscription } from '../../../subscriptions/create-subscription.ts';
+import { startSubscription } from '../../../subscriptions/start-subscription.ts';
 import { getSubscription } from '../../../subscriptions/get-subscription.ts';
 import { listSubscriptions } from '../../../subscriptions/list-subscriptions.ts';
 import { listSubscriptionInvoices } from '../../../subscriptions/list-subscription-invoices.ts';
 import { previewNextInvoice } from '../../../subscriptions/preview-next-invoice.ts';
-import { transitionSubscription } from '../../../subscriptions/transition-subscription.ts';
-import { updateSubscription } from '../../../subscriptions/update-subscription.ts';
+import { pauseResumeOrCancel } from '../../../subscriptions/pause-resume-or-cancel.ts';
+import { changeSubscription } from '../../../subscriptions/change-subscription.ts';
 import { invoiceNextDuePeriod } from '../../../subscriptions/invoice-next-due-period.ts';
-import { WORK } from '../../../../contracts/workflows.ts';
 import { mutate } from '../../idempotency.ts';
-import type { MutationResult } from '../../../idempotency/run-mutation.ts';
 import type { AppDeps } from '../../app.ts';
 
 const SubscriptionParams = Type.Object({ subscriptionId: Type.String({ description: 'Subscription id (UUID)' }) }, { additionalProperties: false });
@@ -28,14 +26,7 @@ const tags = ['Subscriptions'];
 type Params = { subscriptionId: string };
 
 export function subscriptionRoutes(app: FastifyInstance, deps: AppDeps): void {
-  const { db, keyring, clock, engine } = deps;
-
-  /**
-   * After a commit that may have made a period due (create, PATCH, resume): the schedule's wake-index row is then due,
-   * so it is poked at once; a lost poke only delays the run until the BusinessClock or the housekeeping loop wakes it.
-   */
-  const pokeIfDue = (org: string, s: { id: string; nextInvoiceDate: string | null }, today: string): Pick<MutationResult, 'afterCommit'> =>
-    engine && s.nextInvoiceDate !== null && s.nextInvoiceDate <= today ? { afterCommit: () => engine.poke(WORK.subscriptionSchedule(org, s.id)) } : {};
+  const { db, keyring, clock } = deps;
 
   app.get<{ Querystring: SubscriptionListQuery }>(
     '/subscriptions',
@@ -75,13 +66,7 @@ export function subscriptionRoutes(app: FastifyInstance, deps: AppDeps): void {
         response: { 201: Envelope(Subscription) },
       },
     },
-    (req, reply) =>
-      mutate(deps, req, reply, async (tx) => {
-        const org = req.auth.organizationId;
-        const today = await clock.today(org);
-        const subscription = await createSubscription(tx, org, req.body, today);
-        return { status: 201, data: subscription, location: `/v1/subscriptions/${subscription.id}`, ...pokeIfDue(org, subscription, today) };
-      }),
+    (req, reply) => mutate(deps, req, reply, startSubscription(deps, req.auth.organizationId, req.body)),
   );
 
   app.get<{ Params: Params }>(
@@ -114,13 +99,7 @@ export function subscriptionRoutes(app: FastifyInstance, deps: AppDeps): void {
         response: { 200: Envelope(Subscription) },
       },
     },
-    (req, reply) =>
-      mutate(deps, req, reply, async (tx) => {
-        const org = req.auth.organizationId;
-        const today = await clock.today(org);
-        const subscription = await updateSubscription(tx, org, req.params.subscriptionId, req.body, today);
-        return { status: 200, data: subscription, ...pokeIfDue(org, subscription, today) };
-      }),
+    (req, reply) => mutate(deps, req, reply, changeSubscription(deps, req.auth.organizationId, req.params.subscriptionId, req.body)),
   );
 
   const transitions = [
@@ -146,13 +125,7 @@ export function subscriptionRoutes(app: FastifyInstance, deps: AppDeps): void {
           response: { 200: Envelope(Subscription) },
         },
       },
-      (req, reply) =>
-        mutate(deps, req, reply, async (tx) => {
-          const org = req.auth.organizationId;
-          const today = await clock.today(org);
-          const subscription = await transitionSubscription(tx, org, req.params.subscriptionId, transition, today);
-          return { status: 200, data: subscription, ...(transition === 'resume' ? pokeIfDue(org, subscription, today) : {}) };
-        }),
+      (req, reply) => mutate(deps, req, reply, pauseResumeOrCancel(deps, req.auth.organizationId, req.params.subscriptionId, transition)),
     );
   }
 
