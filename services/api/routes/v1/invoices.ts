@@ -12,7 +12,7 @@ import { getInvoiceDocument } from '../../../invoices/get-invoice-document.ts';
 import { getTimeline } from '../../../invoices/get-timeline.ts';
 import { creditInvoice } from '../../../invoices/credit-invoice.ts';
 import { queueCreditNote } from '../../../invoices/credit-queue.ts';
-import { requestInvoiceSend } from '../../../invoices/send-invoice.ts';
+import { emailInvoice } from '../../../invoices/email-invoice.ts';
 import { mutate } from '../../idempotency.ts';
 import type { AppDeps } from '../../app.ts';
 
@@ -146,18 +146,7 @@ export function invoiceRoutes(app: FastifyInstance, deps: AppDeps): void {
         response: { 200: Envelope(Invoice) },
       },
     },
-    (req, reply) =>
-      mutate(deps, req, reply, async (tx) => {
-        const org = req.auth.organizationId;
-        const id = req.params.invoiceId;
-        const requested = await requestInvoiceSend(tx, keyring, org, id, deps.mailDomain);
-        return {
-          status: 200,
-          data: await getInvoiceOrThrow(tx, org, id),
-          meta: { send: requested.send },
-          ...(requested.dispatch ? { afterCommit: () => deps.mailDispatch.dispatch(org, id) } : {}),
-        };
-      }),
+    (req, reply) => mutate(deps, req, reply, emailInvoice(deps, req.auth.organizationId, req.params.invoiceId)),
   );
 
   app.get<{ Params: Params }>(

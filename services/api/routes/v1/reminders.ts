@@ -2,9 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { Envelope } from '../../../../contracts/common.ts';
 import { ReminderHistoryItem, ReminderHistoryMeta, ReminderSent } from '../../../../contracts/reminder-history.ts';
-import { WORK } from '../../../../contracts/workflows.ts';
 import { listReminders } from '../../../reminders/list-reminders.ts';
-import { sendManualReminder } from '../../../reminders/send-manual-reminder.ts';
+import { sendReminderNow } from '../../../reminders/send-reminder-now.ts';
 import { mutate } from '../../idempotency.ts';
 import type { AppDeps } from '../../app.ts';
 
@@ -51,17 +50,6 @@ export function reminderRoutes(app: FastifyInstance, deps: AppDeps): void {
         response: { 200: Envelope(ReminderSent) },
       },
     },
-    (req, reply) =>
-      mutate(deps, req, reply, async (tx) => {
-        const org = req.auth.organizationId;
-        const sent = await sendManualReminder(tx, org, req.params.invoiceId);
-        const engine = deps.engine;
-        return {
-          status: 200,
-          data: sent,
-          // The document and the mail: the invoice's Dunning object, now (its wake-index row is due already).
-          ...(engine ? { afterCommit: () => engine.poke(WORK.dunning(org, req.params.invoiceId)) } : {}),
-        };
-      }),
+    (req, reply) => mutate(deps, req, reply, sendReminderNow(deps, req.auth.organizationId, req.params.invoiceId)),
   );
 }
