@@ -71,7 +71,7 @@ export async function getEndpoint(sql: Queryable, organizationId: string, id: st
 /**
  * PATCH: event types, description, active. Deactivating stops deliveries at their next attempt (they stay pending;
  * events meanwhile are not queued, a replay fetches them). Reactivating makes every pending delivery due at once;
- * the route wakes them after commit. Returns whether the endpoint was reactivated.
+ * change-endpoint.ts wakes them after commit. Returns whether the endpoint was reactivated.
  */
 export async function updateEndpoint(
   tx: Tx,

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyBaseLogger } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { Envelope, ListEnvelope } from '../../../../contracts/common.ts';
 import { EventEnvelope } from '../../../../contracts/events.ts';
@@ -13,21 +13,19 @@ import {
   WebhookEndpointWithSecret,
 } from '../../../../contracts/webhooks.ts';
 import { checkWebhookUrl } from '../../../webhooks/url-policy.ts';
-import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, rotateSecret, updateEndpoint } from '../../../webhooks/manage-endpoints.ts';
-import { replayEndpoint } from '../../../webhooks/replay-endpoint.ts';
-import { sendTestPing } from '../../../webhooks/send-test-ping.ts';
+import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, rotateSecret } from '../../../webhooks/manage-endpoints.ts';
+import { changeEndpoint } from '../../../webhooks/change-endpoint.ts';
+import { pingEndpoint } from '../../../webhooks/ping-endpoint.ts';
+import { replayDeliveries } from '../../../webhooks/replay-deliveries.ts';
 import { mutate } from '../../idempotency.ts';
 import type { AppDeps } from '../../app.ts';
-import { wakeDueAfterCommit } from '../../../clock/wakeups.ts';
 
 const tags = ['Webhooks'];
 type Params = { endpointId: string };
 
 export function webhookRoutes(app: FastifyInstance, deps: AppDeps): void {
-  const { db, keyring, clock } = deps;
+  const { db, keyring } = deps;
   const policy = { allowLoopback: deps.webhooks?.allowLoopback ?? false };
-
-  const wake = (organizationId: string, log: FastifyBaseLogger) => wakeDueAfterCommit(deps.wakeups, organizationId, log);
 
   app.get<{ Querystring: WebhookEndpointListQuery }>(
     '/webhook-endpoints',
@@ -96,11 +94,7 @@ export function webhookRoutes(app: FastifyInstance, deps: AppDeps): void {
         response: { 200: Envelope(WebhookEndpoint) },
       },
     },
-    (req, reply) =>
-      mutate(deps, req, reply, async (tx) => {
-        const { endpoint, reactivated } = await updateEndpoint(tx, clock, req.auth.organizationId, req.params.endpointId, req.body);
-        return { status: 200, data: endpoint, ...(reactivated ? { afterCommit: wake(req.auth.organizationId, req.log) } : {}) };
-      }),
+    (req, reply) => mutate(deps, req, reply, changeEndpoint(deps, req.auth.organizationId, req.params.endpointId, req.body, req.log)),
   );
 
   app.delete<{ Params: Params }>(
@@ -153,12 +147,7 @@ export function webhookRoutes(app: FastifyInstance, deps: AppDeps): void {
         response: { 202: Envelope(EventEnvelope) },
       },
     },
-    (req, reply) =>
-      mutate(deps, req, reply, async (tx) => ({
-        status: 202,
-        data: await sendTestPing(tx, clock, req.auth.organizationId, req.params.endpointId),
-        afterCommit: wake(req.auth.organizationId, req.log),
-      })),
+    (req, reply) => mutate(deps, req, reply, pingEndpoint(deps, req.auth.organizationId, req.params.endpointId, req.log)),
   );
 
   app.post<{ Params: Params; Body: ReplayBody }>(
@@ -177,11 +166,6 @@ export function webhookRoutes(app: FastifyInstance, deps: AppDeps): void {
         response: { 200: Envelope(ReplayResult) },
       },
     },
-    (req, reply) =>
-      mutate(deps, req, reply, async (tx) => {
-        const result = await replayEndpoint(tx, clock, req.auth.organizationId, req.params.endpointId, req.body.since);
-        const queued = result.requeued + result.enqueued > 0;
-        return { status: 200, data: result, ...(queued ? { afterCommit: wake(req.auth.organizationId, req.log) } : {}) };
-      }),
+    (req, reply) => mutate(deps, req, reply, replayDeliveries(deps, req.auth.organizationId, req.params.endpointId, req.body.since, req.log)),
   );
 }
