@@ -1,6 +1,7 @@
 import type { CustomerPortal } from '../../contracts/customer-portal.ts';
 import type { Db, Tx } from '../shared/db.ts';
 import { DomainError } from '../shared/errors.ts';
+import type { MutationUseCase } from '../idempotency/run-mutation.ts';
 import type { CheckOutcome, DnsChecks } from '../domains/dns-checks.ts';
 import { domainRefusal, type ServiceHosts } from '../domains/domain-use.ts';
 import { claimVerified, verifiedElsewhereReason } from '../domains/verified-elsewhere.ts';
@@ -55,4 +56,13 @@ export async function recordPortalDomainCheck(
   }
   const failed = await record(tx, 'fail', check.outcome.reason);
   return toCustomerPortal(failed, at);
+}
+
+/** The two steps as the request runs them: the look-up now, before the transaction opens; its record in the mutation. */
+export async function verifyPortalDomain(
+  deps: { db: Db; checks: DnsChecks; cnameTarget: string; at: PortalAddresses; hosts: ServiceHosts },
+  organizationId: string,
+): Promise<MutationUseCase> {
+  const check = await checkPortalDomain(deps.db, deps.checks, organizationId, deps.cnameTarget);
+  return async (tx) => ({ status: 200, data: await recordPortalDomainCheck(tx, organizationId, check, deps.at, deps.hosts) });
 }

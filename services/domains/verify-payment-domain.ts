@@ -1,6 +1,7 @@
 import type { PaymentDomain } from '../../contracts/payment-domain.ts';
 import type { Db, Tx } from '../shared/db.ts';
 import { DomainError } from '../shared/errors.ts';
+import type { MutationUseCase } from '../idempotency/run-mutation.ts';
 import type { CheckOutcome, DnsChecks } from './dns-checks.ts';
 import { domainRefusal, type ServiceHosts } from './domain-use.ts';
 import { findPaymentDomainRow, toPaymentDomain, transitionPaymentDomain, verificationName, type PaymentDomainRow } from './payment-domain-row.ts';
@@ -60,4 +61,10 @@ export async function recordPaymentDomainCheck(tx: Tx, organizationId: string, c
   }
   const failed = await record(tx, 'fail', check.outcome.reason);
   return toPaymentDomain(failed);
+}
+
+/** The two steps as the request runs them: the look-up now, before the transaction opens; its record in the mutation. */
+export async function verifyPaymentDomain(db: Db, checks: DnsChecks, organizationId: string, hosts: ServiceHosts): Promise<MutationUseCase> {
+  const check = await checkPaymentDomain(db, checks, organizationId);
+  return async (tx) => ({ status: 200, data: await recordPaymentDomainCheck(tx, organizationId, check, hosts) });
 }

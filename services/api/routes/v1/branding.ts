@@ -2,10 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { Envelope } from '../../../../contracts/common.ts';
 import { Branding, LOGO_BODY_LIMIT, LogoDeleteQuery, LogoUpload } from '../../../../contracts/branding.ts';
-import { checkLogo } from '../../../branding/check-logo.ts';
 import { getBranding } from '../../../branding/get-branding.ts';
 import { removeLogo } from '../../../branding/remove-logo.ts';
-import { saveLogo } from '../../../branding/save-logo.ts';
+import { uploadLogo } from '../../../branding/upload-logo.ts';
 import { mutate } from '../../idempotency.ts';
 import type { AppDeps } from '../../app.ts';
 
@@ -47,20 +46,7 @@ export function brandingRoutes(app: FastifyInstance, deps: AppDeps): void {
         response: { 200: Envelope(Branding) },
       },
     },
-    async (req, reply) => {
-      const org = req.auth.organizationId;
-      // The image is decoded and checked before any transaction opens (it is CPU work on up to 16 megapixels). A
-      // refusal is thrown inside the mutation, so it is answered in the idempotency order like any other 422: a key
-      // already used for another request is 409, and the refusal is stored under the key.
-      const checked = await checkLogo(req.body.data, req.body.mime).then(
-        (logo) => ({ logo }),
-        (error: unknown) => ({ error }),
-      );
-      return mutate(deps, req, reply, async (tx) => {
-        if ('error' in checked) throw checked.error;
-        return { status: 200, data: await saveLogo(tx, org, req.body.variant ?? 'light', checked.logo) };
-      });
-    },
+    async (req, reply) => mutate(deps, req, reply, await uploadLogo(req.auth.organizationId, req.body)),
   );
 
   app.delete<{ Querystring: LogoDeleteQuery }>(

@@ -5,7 +5,7 @@ import { createDnsChecks } from '../../../domains/dns-checks.ts';
 import { serviceHostsOf } from '../../../domains/domain-settings.ts';
 import { getCustomerPortal } from '../../../customer-portal/get-customer-portal.ts';
 import { updateCustomerPortal } from '../../../customer-portal/update-customer-portal.ts';
-import { checkPortalDomain, recordPortalDomainCheck } from '../../../customer-portal/verify-portal-domain.ts';
+import { verifyPortalDomain } from '../../../customer-portal/verify-portal-domain.ts';
 import type { PortalAddresses } from '../../../customer-portal/portal-row.ts';
 import { DEFAULT_PAY_PORT } from '../../../shared/config.ts';
 import { mutate } from '../../idempotency.ts';
@@ -74,10 +74,6 @@ export function customerPortalRoutes(app: FastifyInstance, deps: AppDeps): void 
         response: { 200: Envelope(CustomerPortal) },
       },
     },
-    async (req, reply) => {
-      // The look-up runs before the transaction opens: DNS may take seconds to answer.
-      const check = await checkPortalDomain(deps.db, checks, req.auth.organizationId, cnameTarget);
-      return mutate(deps, req, reply, async (tx) => ({ status: 200, data: await recordPortalDomainCheck(tx, req.auth.organizationId, check, at, hosts) }));
-    },
+    async (req, reply) => mutate(deps, req, reply, await verifyPortalDomain({ db: deps.db, checks, cnameTarget, at, hosts }, req.auth.organizationId)),
   );
 }

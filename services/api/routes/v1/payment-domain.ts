@@ -5,7 +5,7 @@ import { createDnsChecks } from '../../../domains/dns-checks.ts';
 import { serviceHostsOf } from '../../../domains/domain-settings.ts';
 import { getPaymentDomain } from '../../../domains/get-payment-domain.ts';
 import { setPaymentDomain } from '../../../domains/set-payment-domain.ts';
-import { checkPaymentDomain, recordPaymentDomainCheck } from '../../../domains/verify-payment-domain.ts';
+import { verifyPaymentDomain } from '../../../domains/verify-payment-domain.ts';
 import { mutate } from '../../idempotency.ts';
 import type { AppDeps } from '../../app.ts';
 
@@ -66,10 +66,6 @@ export function paymentDomainRoutes(app: FastifyInstance, deps: AppDeps): void {
         response: { 200: Envelope(PaymentDomain) },
       },
     },
-    async (req, reply) => {
-      // The look-up runs before the transaction opens: DNS may take seconds to answer.
-      const check = await checkPaymentDomain(deps.db, checks, req.auth.organizationId);
-      return mutate(deps, req, reply, async (tx) => ({ status: 200, data: await recordPaymentDomainCheck(tx, req.auth.organizationId, check, hosts) }));
-    },
+    async (req, reply) => mutate(deps, req, reply, await verifyPaymentDomain(deps.db, checks, req.auth.organizationId, hosts)),
   );
 }

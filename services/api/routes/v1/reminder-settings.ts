@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Envelope } from '../../../../contracts/common.ts';
 import { ReminderSettingsReplace, ReminderSettingsView } from '../../../../contracts/reminders.ts';
 import { getReminderSettings } from '../../../reminders/get-reminder-settings.ts';
-import { assertCadenceValid, replaceReminderSettings } from '../../../reminders/replace-reminder-settings.ts';
+import { changeReminderSettings } from '../../../reminders/change-reminder-settings.ts';
 import { mutate } from '../../idempotency.ts';
 import type { AppDeps } from '../../app.ts';
 
@@ -45,17 +45,6 @@ export function reminderSettingsRoutes(app: FastifyInstance, deps: AppDeps): voi
         response: { 200: Envelope(ReminderSettingsView) },
       },
     },
-    async (req, reply) => {
-      // The rules across cadence items are part of validation: checked before the key is looked at, like the schema.
-      assertCadenceValid(req.body);
-      const org = req.auth.organizationId;
-      const changed = deps.onReminderSettingsChanged;
-      return mutate(deps, req, reply, async (tx) => ({
-        status: 200,
-        data: await replaceReminderSettings(tx, org, req.body),
-        // After commit, never on a replay: the dunning engine re-plans open invoices (a failure is logged).
-        ...(changed ? { afterCommit: async () => changed(org) } : {}),
-      }));
-    },
+    async (req, reply) => mutate(deps, req, reply, changeReminderSettings(deps, req.auth.organizationId, req.body)),
   );
 }
