@@ -136,15 +136,3 @@ export async function finishIssue(deps: FinishIssueDeps, invoiceId: string): Pro
     };
   });
 }
-
-/** The reservation a request with this key made earlier and did not finish, if there is one. */
-export async function findPendingIssue(
-  sql: Queryable,
-  organizationId: string,
-  key: string,
-): Promise<{ invoiceId: string; requestHash: Buffer; ageMs: number } | undefined> {
-  const [row] = await sql<{ invoice_id: string; request_hash: Buffer; age_ms: number }[]>`
-    SELECT invoice_id, request_hash, (extract(epoch FROM now() - reserved_at) * 1000)::float8 AS age_ms
-    FROM invoice_issues WHERE organization_id = ${organizationId} AND idempotency_key = ${key}`;
-  return row ? { invoiceId: row.invoice_id, requestHash: row.request_hash, ageMs: row.age_ms } : undefined;
-}

@@ -1,7 +1,7 @@
 import type { Queryable, Tx } from '../shared/db.ts';
 import { idempotencyConflict, inProgress } from '../idempotency/idempotency-errors.ts';
 import type { MutationResult, MutationUseCase } from '../idempotency/run-mutation.ts';
-import { findPendingIssue, finishIssue, type FinishIssueDeps } from './finish-issue.ts';
+import { finishIssue, type FinishIssueDeps } from './finish-issue.ts';
 import type { IssueDeps, IssueRequest } from './issue-invoice.ts';
 import type { InvoiceMailDispatch } from './send-invoice.ts';
 import { WORK } from '../../contracts/workflows.ts';
@@ -64,6 +64,18 @@ export function issueUnderProtocol(
  */
 export const RESUME_AFTER_MS = 15_000;
 
+/** The reservation a request with this key made earlier and did not finish, if there is one. */
+async function findPendingIssue(
+  sql: Queryable,
+  organizationId: string,
+  key: string,
+): Promise<{ invoiceId: string; requestHash: Buffer; ageMs: number } | undefined> {
+  const [row] = await sql<{ invoice_id: string; request_hash: Buffer; age_ms: number }[]>`
+    SELECT invoice_id, request_hash, (extract(epoch FROM now() - reserved_at) * 1000)::float8 AS age_ms
+    FROM invoice_issues WHERE organization_id = ${organizationId} AND idempotency_key = ${key}`;
+  return row ? { invoiceId: row.invoice_id, requestHash: row.request_hash, ageMs: row.age_ms } : undefined;
+}
+
 /**
  * Step 0: an issuing request looks for its own earlier attempt first, one that reserved
  * a number under the same Idempotency-Key and has not finished (its response is stored only when it finishes, so the
@@ -71,7 +83,7 @@ export const RESUME_AFTER_MS = 15_000;
  * no such attempt and the request goes ahead. The key used with another request is 409 idempotency_conflict; a
  * reservation younger than RESUME_AFTER_MS is 409 idempotency_in_progress.
  */
-export async function resumeIssue(
+async function resumeIssue(
   sql: Queryable,
   organizationId: string,
   request: { key: string; requestHash: Buffer },
@@ -84,7 +96,7 @@ export async function resumeIssue(
 }
 
 /** The answer of a finished issue, as the request that finishes it sends it. */
-export interface FinishedIssueResponse {
+interface FinishedIssueResponse {
   status: number;
   body: string;
   location: string | null;
@@ -96,7 +108,7 @@ export interface FinishedIssueResponse {
  * Steps 2 and 3 of an issue, once its reservation has committed (finishIssue), answered as the stored response.
  * Undefined when someone else finished it first: their stored response is then the answer.
  */
-export async function finishIssueResponse(
+async function finishIssueResponse(
   deps: IssueProtocolDeps,
   invoiceId: string,
 ): Promise<FinishedIssueResponse | undefined> {
