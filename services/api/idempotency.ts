@@ -21,8 +21,9 @@ export function requireIdempotencyKey(req: FastifyRequest, _reply: FastifyReply,
   if (key === undefined || key === '') {
     return done(new DomainError('idempotency_key_missing', 'Mutating requests need an Idempotency-Key header (8..128 characters).'));
   }
-  // Only the length is ruled (decisions.md): a header value holds no control characters, which HTTP refuses anyway,
-  // and a key that is all spaces is not a key (header values are trimmed, so it would arrive shorter).
+  // Only the length is ruled (docs/api-conventions.md, "Idempotency"): a header value holds no control characters,
+  // which HTTP refuses anyway, and a key that is all spaces is not a key (header values are trimmed, so it would arrive
+  // shorter).
   if (key.length < 8 || key.length > 128 || key.trim() === '') {
     return done(new DomainError('idempotency_key_invalid', 'The Idempotency-Key must be 8..128 characters.'));
   }

@@ -7,7 +7,7 @@ import { responseJson, storeResponse } from './stored-response.ts';
 import { idempotencyConflict, inProgress } from './idempotency-errors.ts';
 
 /**
- * Idempotent mutations (spec 1.4, decisions.md "Idempotency").
+ * Idempotent mutations (docs/api-conventions.md, "Idempotency").
  *
  * Invariant: a stored response exists exactly when its effect was committed. `runMutation` runs the use case and
  * inserts the response into idempotency_keys in one transaction. Concurrent requests with the same key are told
@@ -239,7 +239,7 @@ function replay(keyring: Keyring, target: MutationTarget, stored: StoredResponse
   if (!stored.response_body) return { ...answer, body: null };
   const body = JSON.parse(keyring.decrypt(stored.response_body)) as { meta?: Record<string, unknown>; error?: { requestId: string } };
   if (body.meta) body.meta.replayed = true;
-  // error.requestId always echoes this response's Request-Id header (decisions.md, envelopes).
+  // error.requestId always echoes this response's Request-Id header (docs/api-conventions.md, "Envelopes and errors").
   if (body.error) body.error.requestId = target.requestId;
   return { ...answer, body: JSON.stringify(body) };
 }
