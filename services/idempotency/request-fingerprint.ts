@@ -1,5 +1,8 @@
 import type { Keyring } from '../shared/crypto.ts';
 
+// The fingerprint a stored response is checked against. The API's routes take it of the request; the batch takes it of
+// each operation as of the single call it stands for, so the two share one key space.
+
 /** Canonical JSON: object keys sorted at every depth, so key order never changes the hash. */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
