@@ -24,7 +24,7 @@ export type WorkflowService = keyof typeof WORKFLOW_SERVICES;
 
 /** Each handler's input, by service. A poke from the wake index sends `{}` to a handler listed in `Pokeable`. */
 export interface WorkflowInputs {
-  /** Key: the job (`idempotency`, `lost-work`, `past-due`). */
+  /** Key: the job (`idempotency`, `due-work`, `past-due`). */
   Housekeeping: { start: null; wake: { gen: number }; runNow: null; status: null };
   /** Key: the invoice id. Mails the invoice's queued send once. */
   InvoiceMail: { deliver: null };
@@ -104,5 +104,5 @@ export function parseSubscriptionKey(key: string): { organizationId: string; sub
 }
 
 /** Housekeeping jobs, one object key each. */
-export const HOUSEKEEPING_JOBS = ['idempotency', 'lost-work', 'past-due'] as const;
+export const HOUSEKEEPING_JOBS = ['idempotency', 'due-work', 'past-due'] as const;
 export type HousekeepingJob = (typeof HOUSEKEEPING_JOBS)[number];

@@ -10,7 +10,7 @@ import { deliverWebhook, fanOutAndDeliver, type WebhookActivityDeps } from '../a
 import { createWebhookAgents } from '../activities/webhooks/post-webhook.ts';
 import { createBusinessClock as createPostgresBusinessClock } from '../services/clock/business-clock.ts';
 import { dueWakes, overdueOrganizations, parkWake } from '../services/clock/wake-index.ts';
-import { sweepPastDue } from '../services/customers/past-due-transitions.ts';
+import { announcePastDueTransitions } from '../services/customers/past-due-transitions.ts';
 import { createPostgresDocumentStore } from '../services/documents/postgres-document-store.ts';
 import type { PdfRenderer } from '../services/documents/pdf-renderer.ts';
 import { finishIssue } from '../services/invoices/finish-issue.ts';
@@ -120,8 +120,8 @@ export function createActivities(
     purgeIdempotencyKeys: () => db.read((sql) => purgeIdempotencyKeys(sql, config.idempotencyRetentionDays)),
     overdueOrganizations: (graceMs) => overdueOrganizations(db, graceMs),
     drainEventOutbox: () => resources.drainEventOutbox?.() ?? Promise.resolve(),
-    sweepPastDue: () =>
-      sweepPastDue(db, clock, (org, err) => log('warn', 'past-due reconciliation of an organisation failed; it runs again in a minute', { organizationId: org, err: String(err) })),
+    announcePastDueTransitions: () =>
+      announcePastDueTransitions(db, clock, (org, err) => log('warn', 'past-due reconciliation of an organisation failed; it runs again in a minute', { organizationId: org, err: String(err) })),
     // The wake index
     dueWakeUps: (organizationId, after, limit) => dueWakes(db, organizationId, after, limit),
     parkWork: async (target, error) => {

@@ -7,10 +7,13 @@ import { arm, disarm, isStaleWake, RETRY, sendTo, type ArmedTimer } from './shar
  * with a delayed self-send (the armed-timer pattern of shared/durable.ts):
  *
  * - `idempotency`, daily: purges stored idempotent responses past their retention.
- * - `lost-work`, every minute: re-hands what was lost. Every organisation with wake-index rows overdue by more
- *   than a minute (a timed step whose wake-up was lost, a hand-off after commit that never arrived, an invocation
- *   that was killed) gets its BusinessClock woken, which pokes each due row; and the event outbox is drained.
- *   This replaces every per-feature sweep: a new kind of durable work adds rows to the wake index, not a sweep.
+ * - `due-work`, every minute: finds the work the wake index lists as due and wakes it. Every organisation with
+ *   wake-index rows due for more than a minute gets its BusinessClock woken, which pokes each due row; and the event
+ *   outbox is drained. It is how a live organisation's reminder, case step or subscription period is woken on its
+ *   day (those objects arm no timer of their own), and how a lost wake-up, a hand-off after commit that never
+ *   arrived or a killed invocation is found again. This replaces every per-feature sweep: a new kind of
+ *   durable work adds rows to the wake index, not a sweep. (The job was called `lost-work` before; see
+ *   RETIRED_JOBS.)
  * - `past-due`, every minute: announces customers crossing the past-due threshold as days pass.
  *
  * Invariant: at most one armed wake-up per job. `start` on an armed job is a no-op, so every boot of every replica
@@ -18,7 +21,7 @@ import { arm, disarm, isStaleWake, RETRY, sendTo, type ArmedTimer } from './shar
  */
 export const HOUSEKEEPING = WORKFLOW_SERVICES.Housekeeping;
 export const IDEMPOTENCY_JOB = 'idempotency' satisfies HousekeepingJob;
-export const LOST_WORK_JOB = 'lost-work' satisfies HousekeepingJob;
+export const DUE_WORK_JOB = 'due-work' satisfies HousekeepingJob;
 export const PAST_DUE_JOB = 'past-due' satisfies HousekeepingJob;
 
 /** The idempotency purge's period. */
@@ -30,9 +33,16 @@ export const RETRY_INTERVAL_MS = 60 * 60 * 1000;
  * re-arms. A wake that is merely late (endpoint down, Restate retrying) holds the key, so `start` waits behind it.
  */
 export const OVERDUE_AFTER_MS = 60 * 60 * 1000;
-/** The minute jobs' period, and how long a wake-index row may be overdue before it counts as lost. */
+/** The minute jobs' period, and how long a wake-index row may be due before the due-work job wakes it. */
 export const MINUTE_MS = 60 * 1000;
-export const LOST_WORK_GRACE_MS = MINUTE_MS;
+export const DUE_WORK_GRACE_MS = MINUTE_MS;
+
+/**
+ * Keys of jobs that were renamed: `due-work` was called `lost-work`. Restate keeps a key's state and its armed
+ * wake-up across restarts, so a deployment from before the rename still has that wake-up coming; it clears the old
+ * key's state and arms nothing (the new key is started at every boot like any job).
+ */
+export const RETIRED_JOBS: readonly string[] = ['lost-work'];
 
 export interface HousekeepingActivities {
   /** Deletes stored idempotent responses older than the retention; returns how many. */
@@ -42,15 +52,18 @@ export interface HousekeepingActivities {
   /** Hands on whatever the event outbox still holds (the relay's own work, when a notification was lost). */
   drainEventOutbox(): Promise<void>;
   /** Announces past-due transitions; returns how many customers changed. */
-  sweepPastDue(): Promise<number>;
+  announcePastDueTransitions(): Promise<number>;
 }
 
 export interface HousekeepingState extends ArmedTimer {
   gen: number;
   nextRunAt: number | null;
   lastRunAt: number | null;
-  /** The last successful run's count (rows removed, organisations woken, customers announced). */
-  lastDeleted: number | null;
+  /**
+   * What the last successful run counted: stored responses purged (`idempotency`), organisations woken (`due-work`),
+   * customers announced (`past-due`). State stored before this field was named so holds it as `lastDeleted`.
+   */
+  lastRunCount: number | null;
   lastError: string | null;
 }
 
@@ -58,7 +71,7 @@ export interface WakeRequest {
   gen: number;
 }
 
-export type RunResult = { ran: true; deleted: number | null; nextRunAt: number } | { ran: false; reason: 'already_armed' | 'stale_wake'; nextRunAt: number | null };
+export type RunResult = { ran: true; count: number | null; nextRunAt: number } | { ran: false; reason: 'already_armed' | 'stale_wake'; nextRunAt: number | null };
 
 type HousekeepingContext = restate.ObjectContext<{ s: HousekeepingState }>;
 
@@ -75,9 +88,16 @@ const initialState = (): HousekeepingState => ({
   pendingWake: null,
   nextRunAt: null,
   lastRunAt: null,
-  lastDeleted: null,
+  lastRunCount: null,
   lastError: null,
 });
+
+/** The stored state, with a count stored under its former name (`lastDeleted`) read as `lastRunCount`. */
+function stateOf(stored: (HousekeepingState & { lastDeleted?: number | null }) | null): HousekeepingState | null {
+  if (stored === null || !('lastDeleted' in stored)) return stored;
+  const { lastDeleted, ...s } = stored;
+  return { ...s, lastRunCount: s.lastRunCount ?? lastDeleted ?? null };
+}
 
 export function createHousekeeping(activities: HousekeepingActivities) {
   const jobs: Record<HousekeepingJob, Job> = {
@@ -89,12 +109,12 @@ export function createHousekeeping(activities: HousekeepingActivities) {
       // hold the key and arm nothing, and the job would never run again without an operator.
       run: (ctx) => ctx.run('run-job', () => activities.purgeIdempotencyKeys(), RETRY.job),
     },
-    'lost-work': {
+    'due-work': {
       intervalMs: MINUTE_MS,
       retryMs: MINUTE_MS,
       overdueAfterMs: 5 * MINUTE_MS,
       run: async (ctx) => {
-        const orgs = await ctx.run('overdue-organizations', () => activities.overdueOrganizations(LOST_WORK_GRACE_MS), RETRY.job);
+        const orgs = await ctx.run('overdue-organizations', () => activities.overdueOrganizations(DUE_WORK_GRACE_MS), RETRY.job);
         for (const org of orgs) sendTo(ctx, { service: 'BusinessClock', handler: 'wakeDue', key: org, input: null });
         await ctx.run('drain-event-outbox', () => activities.drainEventOutbox(), RETRY.job);
         return orgs.length;
@@ -104,7 +124,7 @@ export function createHousekeeping(activities: HousekeepingActivities) {
       intervalMs: MINUTE_MS,
       retryMs: MINUTE_MS,
       overdueAfterMs: 5 * MINUTE_MS,
-      run: (ctx) => ctx.run('announce-past-due', () => activities.sweepPastDue(), RETRY.job),
+      run: (ctx) => ctx.run('announce-past-due', () => activities.announcePastDueTransitions(), RETRY.job),
     },
   };
 
@@ -116,10 +136,10 @@ export function createHousekeeping(activities: HousekeepingActivities) {
 
   /** Runs the job once, then arms exactly one wake-up for the next run. */
   async function runAndArm(ctx: HousekeepingContext, s: HousekeepingState, job: Job): Promise<RunResult> {
-    let deleted: number | null = null;
+    let count: number | null = null;
     try {
-      deleted = await job.run(ctx);
-      s.lastDeleted = deleted;
+      count = await job.run(ctx);
+      s.lastRunCount = count;
       s.lastError = null;
     } catch (err) {
       if (!(err instanceof restate.TerminalError)) throw err;
@@ -133,7 +153,7 @@ export function createHousekeeping(activities: HousekeepingActivities) {
     s.lastRunAt = now;
     s.nextRunAt = now + delay;
     ctx.set('s', s);
-    return { ran: true, deleted, nextRunAt: s.nextRunAt };
+    return { ran: true, count, nextRunAt: s.nextRunAt };
   }
 
   return restate.object({
@@ -142,7 +162,7 @@ export function createHousekeeping(activities: HousekeepingActivities) {
       /** Runs the job now and arms the schedule, unless it is armed already. Called at every start-up. */
       start: async (ctx: HousekeepingContext): Promise<RunResult> => {
         const job = jobOf(ctx);
-        const s = (await ctx.get('s')) ?? initialState();
+        const s = stateOf(await ctx.get('s')) ?? initialState();
         if (s.pendingWake !== null) {
           const now = await ctx.date.now();
           if (s.nextRunAt !== null && now < s.nextRunAt + job.overdueAfterMs) {
@@ -155,8 +175,12 @@ export function createHousekeeping(activities: HousekeepingActivities) {
 
       /** Target of the delayed self-send. */
       wake: async (ctx: HousekeepingContext, req: WakeRequest): Promise<RunResult> => {
+        if (RETIRED_JOBS.includes(ctx.key)) {
+          ctx.clearAll();
+          return { ran: false, reason: 'stale_wake', nextRunAt: null };
+        }
         const job = jobOf(ctx);
-        const s = await ctx.get('s');
+        const s = stateOf(await ctx.get('s'));
         if (!s || req?.gen === undefined || isStaleWake(s.gen, req.gen)) return { ran: false, reason: 'stale_wake', nextRunAt: s?.nextRunAt ?? null };
         // Normally this invocation is the armed wake-up itself. Called by hand with the current generation, it
         // supersedes the armed one, which is cancelled so that only the wake-up armed below remains.
@@ -167,14 +191,14 @@ export function createHousekeeping(activities: HousekeepingActivities) {
       /** Operator lever (Restate UI or CLI): run now and restart the schedule from now. */
       runNow: async (ctx: HousekeepingContext): Promise<RunResult> => {
         const job = jobOf(ctx);
-        const s = (await ctx.get('s')) ?? initialState();
+        const s = stateOf(await ctx.get('s')) ?? initialState();
         disarm(ctx, s);
         return runAndArm(ctx, s, job);
       },
 
       status: restate.handlers.object.shared(
         async (ctx: restate.ObjectSharedContext<{ s: HousekeepingState }>): Promise<HousekeepingState> => {
-          return (await ctx.get('s')) ?? initialState();
+          return stateOf(await ctx.get('s')) ?? initialState();
         },
       ),
     },

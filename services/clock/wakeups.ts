@@ -2,10 +2,11 @@ import { WORKFLOW_SERVICES } from '../../contracts/workflows.ts';
 import { createEngineClient } from '../shared/engine-client.ts';
 
 /**
- * Wakes pending timed steps (webhook retries, lost hand-offs; reminders and subscription periods later) whose
- * business time has come. The pending steps are listed in the wake index (services/clock/wake-index.ts); the
- * organisation's BusinessClock object reads it and pokes each step, which then decides on business time read
- * through its own journal whether it is really due.
+ * Wakes pending durable work whose business time has come: webhook retries, reminder steps, collection case steps,
+ * subscription periods, and hand-offs after commit that were lost. The pending work is listed in the wake index
+ * (services/clock/wake-index.ts; docs/architecture.md, "Time-driven work"); the organisation's BusinessClock object
+ * reads it and pokes each row's handler, which then decides on business time read through its own journal whether
+ * it is really due.
  */
 export interface Wakeups {
   /** Asks the engine to wake every step of the organisation that is due by its business clock. */
@@ -17,7 +18,7 @@ export const BUSINESS_CLOCK = WORKFLOW_SERVICES.BusinessClock;
 
 /**
  * A one-way call to the organisation's BusinessClock object through Restate's ingress. A lost call only delays: the
- * housekeeping loop wakes every organisation with overdue rows once a minute.
+ * housekeeping loop's `due-work` job wakes every organisation with overdue rows once a minute.
  */
 export function createRestateWakeups(ingressUrl: string): Wakeups {
   const engine = createEngineClient(ingressUrl);

@@ -91,11 +91,12 @@ async function differingCustomers(sql: Queryable, organizationId: string, today:
 }
 
 /**
- * The sweep: every organisation that has a customer announced past due, or an open invoice due before its today
- * (real time plus its test clock), reconciled with its own today, one transaction each. Returns how many customers
- * changed; `onError` hears of an organisation whose reconciliation failed.
+ * The housekeeping loop's `past-due` pass: every organisation that has a customer announced past due, or an open
+ * invoice due before its today (real time plus its test clock), is reconciled with its own today, one transaction
+ * each, which announces each customer's transition. Returns how many customers changed; `onError` hears of an
+ * organisation whose reconciliation failed.
  */
-export async function sweepPastDue(db: Db, clock: Clock, onError: (organizationId: string, err: unknown) => void = () => {}): Promise<number> {
+export async function announcePastDueTransitions(db: Db, clock: Clock, onError: (organizationId: string, err: unknown) => void = () => {}): Promise<number> {
   const orgs = await db.read((sql) => sql<{ id: string }[]>`
     SELECT o.id FROM organizations o
     WHERE EXISTS (SELECT 1 FROM customers cu WHERE cu.organization_id = o.id AND cu.past_due)
@@ -105,7 +106,7 @@ export async function sweepPastDue(db: Db, clock: Clock, onError: (organizationI
            AND i.due_date < business_today(o.id))`);
   let changed = 0;
   for (const { id } of orgs) {
-    // One organisation that fails is reported and retried on the next sweep; the others go on.
+    // One organisation that fails is reported and retried on the next pass; the others go on.
     try {
       const today = await clock.today(id);
       const r = await db.tx((tx) => reconcilePastDue(tx, id, today));

@@ -12,8 +12,9 @@ import {
 import { addDays } from '../shared/clock.ts';
 
 /**
- * The dunning engine's decisions, as pure functions of the facts (docs/reminders.md, "The plan"; the law in
- * danish-rules items 1–6). The durable loop (workflows/dunning.ts) only sleeps, asks these, and runs the steps.
+ * The dunning engine's decisions, as pure functions of the facts (docs/reminders.md, "The plan"; the law it follows
+ * in "The law"). The durable loop (workflows/dunning.ts) holds no timer and decides nothing: woken through the
+ * invoice's wake-index row, it takes the due steps (take-due-dunning-step.ts asks these) and delivers them.
  *
  * - `nextStep`: the invoice's next planned step and its date: the free payment reminder, reminder n, a
  *   limitation warning, or the collect step after the demand letter; null when the lifecycle is over. The plan is one
@@ -269,7 +270,7 @@ export interface FeeFacts {
 
 export type FeeDecision = { feeOere: number; reason: 'charged' | 'no_fee_configured' | 'invoice_cap' | 'arrears_cap' | 'too_soon' | 'time_barred' };
 
-/** The fee of a numbered reminder taken on `on` (danish-rules item 1). The payment reminder is always free. */
+/** The fee of a numbered reminder taken on `on` (Renteloven § 9 b; docs/reminders.md, "The law"). The payment reminder is always free. */
 export function decideFee(facts: FeeFacts, on: string): FeeDecision {
   if (isTimeBarred(facts.dueDate, on)) return { feeOere: 0, reason: 'time_barred' };
   if (facts.effectiveFeeOere <= 0) return { feeOere: 0, reason: 'no_fee_configured' };

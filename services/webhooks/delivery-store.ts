@@ -7,7 +7,6 @@ import { uuidv7 } from '../shared/ids.ts';
 import { pingEnvelope, toEnvelope } from '../events/event-envelope.ts';
 import { MAX_ENDPOINTS } from './endpoint-queries.ts';
 import {
-  afterAttempt,
   ATTEMPTABLE_DELIVERY_STATUSES,
   INITIAL_DELIVERY_STATUS,
   isAttemptable,
@@ -15,19 +14,17 @@ import {
   WEBHOOK_DELIVERY_TRANSITIONS,
   type WebhookDeliveryStatus,
 } from './webhook-delivery-lifecycle.ts';
+import { afterAttempt } from './retry-policy.ts';
 
 /**
  * Webhook deliveries in PostgreSQL, the truth the delivery workflow acts on. One row per (event, endpoint), states
- * queued → delivered | failed → … → given-up (spec 3.6), every attempt in webhook_attempts, and a wake_index row
- * while a delivery waits for its next attempt in business time.
+ * queued → delivered | failed → … → given-up (docs/api-conventions.md, "Events, webhooks and the test clock"), every
+ * attempt in webhook_attempts, and a wake_index row while a delivery waits for its next attempt in business time.
+ * When that is, and when a delivery gives up, is the retry policy's (retry-policy.ts).
  */
 
 /** The Restate virtual object that runs one delivery (key: delivery id); its wake_index rows carry this name. */
 export const WEBHOOK_DELIVERY_SERVICE = WORKFLOW_SERVICES.WebhookDelivery;
-
-/** Waits after failed attempts 1..7 (decisions.md): the eighth failure gives up. */
-export const RETRY_SCHEDULE_MS = [5_000, 5 * 60_000, 30 * 60_000, 2 * 3_600_000, 5 * 3_600_000, 10 * 3_600_000, 10 * 3_600_000] as const;
-export const MAX_ATTEMPTS = RETRY_SCHEDULE_MS.length + 1;
 
 /**
  * How long an attempt may hold its delivery (the 15 s request timeout plus recording, with room to spare). A claim
@@ -132,7 +129,7 @@ export async function queuePing(sql: Queryable, clock: Clock, organizationId: st
   return ping;
 }
 
-/** Replay limit per call (spec 6.6, 8); the 90-day horizon is checked by the use case. */
+/** Replay limit per call (docs/api-conventions.md, "Events, webhooks and the test clock", Replay); the 90-day horizon is checked by the use case. */
 export const REPLAY_CAP = 10_000;
 
 /**
@@ -330,15 +327,14 @@ export type AfterAttempt = { next: 'done'; status: Settled } | { next: 'wait'; d
 
 /**
  * Records attempts and moves their deliveries on, in one statement: delivered on success; failed with the next
- * attempt due after the schedule's wait (business time); given-up after the eighth failure; the wake index follows,
+ * attempt due after the retry policy's wait (business time); given-up after the eighth failure; the wake index follows,
  * and the claim is released. Idempotent: recording the same attempt twice changes nothing the second time. A replay
  * that started a new round meanwhile keeps its round: the attempt is recorded, the state is left to the new round.
  */
 export async function recordAttempts(db: Db, clock: Clock, attempts: { deliveryId: string; result: AttemptResult }[]): Promise<Map<string, AfterAttempt>> {
   const rows = await Promise.all(
     attempts.map(async ({ deliveryId, result: a }) => {
-      const waitMs = a.succeeded ? null : a.number <= RETRY_SCHEDULE_MS.length ? RETRY_SCHEDULE_MS[a.number - 1]! : null;
-      const status: Status = afterAttempt(a.succeeded, waitMs !== null);
+      const { status, waitMs }: { status: Status; waitMs: number | null } = afterAttempt(a.number, a.succeeded);
       // Business time is read only when there is a next attempt to schedule.
       const next = waitMs === null ? null : new Date((await clock.now(a.organizationId)).getTime() + waitMs);
       return { deliveryId, a, waitMs, status, next, error: a.error === null ? null : a.error.slice(0, 500) };

@@ -54,11 +54,11 @@ export async function startTestRestate(env: Record<string, string> = {}): Promis
 }
 
 /**
- * What the housekeeping loop does for an organisation whose wake-index rows are overdue, without waiting out the
+ * What the housekeeping loop's due-work job does for an organisation whose wake-index rows are due, without waiting out the
  * minute's grace: pokes every row of the organisation that is due now through its BusinessClock object. Returns how
  * many rows were due. Only this organisation is woken: other tests leave work behind that must not be poked here.
  */
-export async function handOnLostWork(db: Db, ingressUrl: string, organizationId: string): Promise<number> {
+export async function wakeDueWork(db: Db, ingressUrl: string, organizationId: string): Promise<number> {
   const due = await dueWakes(db, organizationId, null, 10_000);
   await createRestateWakeups(ingressUrl).wakeDue(organizationId);
   return due.length;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { call, createTestOrg, startTestApp, testClock, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
-import { reconcilePastDue, sweepPastDue } from '../../services/customers/past-due-transitions.ts';
+import { reconcilePastDue, announcePastDueTransitions } from '../../services/customers/past-due-transitions.ts';
 import { daysBetween } from '../../services/customers/balance-queries.ts';
 import { copenhagenToday } from '../../services/shared/clock.ts';
 
@@ -81,7 +81,7 @@ describe('customer.past_due and customer.settled', () => {
       externalReference: 'erp-debtor-1',
     });
     // The sweep agrees: nothing further to announce for this organisation.
-    await sweepPastDue(testDb().db, testClock());
+    await announcePastDueTransitions(testDb().db, testClock());
     assert.equal((await customerEvents(org)).length, 2);
   });
 
@@ -104,9 +104,9 @@ describe('customer.past_due and customer.settled', () => {
     const inv = await issue(org, c, 25_000, { dueDate: longAgo });
     assert.equal((await balance(org, c)).pastDue, true);
     assert.deepEqual(await customerEvents(org), [], 'issuing announces nothing; the sweep does');
-    assert.ok((await sweepPastDue(testDb().db, testClock())) >= 1);
+    assert.ok((await announcePastDueTransitions(testDb().db, testClock())) >= 1);
     assert.deepEqual((await customerEvents(org)).map((e) => e.type), ['customer.past_due']);
-    await sweepPastDue(testDb().db, testClock());
+    await announcePastDueTransitions(testDb().db, testClock());
     assert.deepEqual((await customerEvents(org)).map((e) => e.type), ['customer.past_due'], 'a second sweep repeats nothing');
     assert.equal(inv.dueDate, longAgo);
   });
@@ -125,7 +125,7 @@ describe('customer.past_due and customer.settled', () => {
       },
     };
     const failed: string[] = [];
-    await sweepPastDue(testDb().db, clock, (org) => failed.push(org));
+    await announcePastDueTransitions(testDb().db, clock, (org) => failed.push(org));
     assert.ok(failed.includes(failing.organizationId));
     assert.deepEqual((await customerEvents(healthy)).map((e) => e.type), ['customer.past_due']);
     assert.deepEqual(await customerEvents(failing), []);
@@ -142,8 +142,8 @@ describe('customer.past_due and customer.settled', () => {
     await Promise.all(invoices.map((inv) => pay(org, inv.id, 10_000, today)));
     assert.equal((await balance(org, c)).pastDue, false);
     // A payment whose snapshot missed the others leaves the transition to the next reconciliation: the sweep.
-    await sweepPastDue(testDb().db, testClock());
-    await sweepPastDue(testDb().db, testClock());
+    await announcePastDueTransitions(testDb().db, testClock());
+    await announcePastDueTransitions(testDb().db, testClock());
     assert.deepEqual((await customerEvents(org)).map((e) => e.type), ['customer.past_due', 'customer.settled']);
     const [row] = await sql()<{ past_due: boolean }[]>`SELECT past_due FROM customers WHERE id = ${c}`;
     assert.equal(row!.past_due, false);
@@ -169,7 +169,7 @@ describe('customer.past_due and customer.settled', () => {
     await issue(org, c, 9_999);
     await advance(org, 60);
     assert.equal((await balance(org, c)).pastDue, false);
-    await sweepPastDue(testDb().db, testClock());
+    await announcePastDueTransitions(testDb().db, testClock());
     assert.deepEqual(await customerEvents(org), []);
   });
 });

@@ -7,7 +7,8 @@ import { BUSINESS_CLOCK as CLOCK_SERVICE } from '../../services/clock/wakeups.ts
 import { WEBHOOK_EVENTS as EVENTS_SERVICE } from '../../services/events/restate-event-forwarder.ts';
 import { sinceInstant, uuidv7Floor } from '../../services/events/since.ts';
 import { readConfig } from '../../services/shared/config.ts';
-import { MAX_ATTEMPTS, RETRY_SCHEDULE_MS, WEBHOOK_DELIVERY_SERVICE } from '../../services/webhooks/delivery-store.ts';
+import { WEBHOOK_DELIVERY_SERVICE } from '../../services/webhooks/delivery-store.ts';
+import { afterAttempt, MAX_ATTEMPTS, RETRY_SCHEDULE_MS } from '../../services/webhooks/retry-policy.ts';
 import { newSigningSecret, signatureHeader } from '../../services/webhooks/signing.ts';
 import { addressVerdict } from '../../services/webhooks/url-policy.ts';
 import { BUSINESS_CLOCK } from '../../workflows/business-clock.ts';
@@ -117,6 +118,13 @@ describe('retry schedule and engine names', () => {
   it('waits 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h and gives up after the eighth attempt', () => {
     assert.deepEqual([...RETRY_SCHEDULE_MS], [5e3, 3e5, 18e5, 72e5, 18e6, 36e6, 36e6]);
     assert.equal(MAX_ATTEMPTS, 8);
+  });
+
+  it('moves a delivery by its attempt: delivered on success, failed with the next wait, given up after the eighth', () => {
+    assert.deepEqual(afterAttempt(1, true), { status: 'delivered', waitMs: null });
+    assert.deepEqual(afterAttempt(1, false), { status: 'failed', waitMs: 5_000 });
+    assert.deepEqual(afterAttempt(7, false), { status: 'failed', waitMs: 36e6 });
+    assert.deepEqual(afterAttempt(8, false), { status: 'given-up', waitMs: null });
   });
 
   it('names the Restate services the same on both sides', () => {

@@ -107,7 +107,7 @@ describe('workflow logic (fake activities, no servers)', () => {
       purgeIdempotencyKeys: async () => 7,
       overdueOrganizations: async () => [],
       drainEventOutbox: async () => {},
-      sweepPastDue: async () => 0,
+      announcePastDueTransitions: async () => 0,
       ...over,
     });
     const handlers = (a: HousekeepingActivities) => {
@@ -122,7 +122,7 @@ describe('workflow logic (fake activities, no servers)', () => {
     it('start runs the job, arms one wake-up an interval later, and a second start while armed does nothing', async () => {
       const engine = new FakeEngine();
       const h = handlers(activities());
-      assert.deepEqual(await h.start(engine.context('idempotency')), { ran: true, deleted: 7, nextRunAt: engine.now + RUN_INTERVAL_MS });
+      assert.deepEqual(await h.start(engine.context('idempotency')), { ran: true, count: 7, nextRunAt: engine.now + RUN_INTERVAL_MS });
       assert.deepEqual(await h.start(engine.context('idempotency')), { ran: false, reason: 'already_armed', nextRunAt: engine.now + RUN_INTERVAL_MS });
       const wakes = engine.sentTo('Housekeeping', 'wake');
       assert.deepEqual(wakes.map((w) => [w.key, w.input, w.delayMs]), [['idempotency', { gen: 1 }, RUN_INTERVAL_MS]]);
@@ -132,20 +132,40 @@ describe('workflow logic (fake activities, no servers)', () => {
       const engine = new FakeEngine();
       const h = handlers(activities({ purgeIdempotencyKeys: failing('database down') }));
       const result = await h.start(engine.context('idempotency'));
-      assert.deepEqual(result, { ran: true, deleted: null, nextRunAt: engine.now + RETRY_INTERVAL_MS });
+      assert.deepEqual(result, { ran: true, count: null, nextRunAt: engine.now + RETRY_INTERVAL_MS });
       assert.equal((await h.status(engine.context('idempotency'))).lastError, 'database down');
       assert.match(engine.warnings.join('\n'), /idempotency gave up after its retries: database down/);
     });
 
-    it('lost-work wakes the BusinessClock of every organisation with overdue rows and drains the outbox, every minute', async () => {
+    it('due-work wakes the BusinessClock of every organisation with overdue rows and drains the outbox, every minute', async () => {
       const engine = new FakeEngine();
       let drained = 0;
       const h = handlers(activities({ overdueOrganizations: async (grace) => (grace === MINUTE_MS ? ['org-a', 'org-b'] : []), drainEventOutbox: async () => void drained++ }));
-      assert.deepEqual(await h.start(engine.context('lost-work')), { ran: true, deleted: 2, nextRunAt: engine.now + MINUTE_MS });
+      assert.deepEqual(await h.start(engine.context('due-work')), { ran: true, count: 2, nextRunAt: engine.now + MINUTE_MS });
       assert.deepEqual(engine.sentTo('BusinessClock', 'wakeDue').map((c) => c.key), ['org-a', 'org-b']);
       assert.equal(drained, 1);
       const [timer] = engine.sentTo('Housekeeping', 'wake');
-      assert.deepEqual(await h.wake(engine.context('lost-work', timer!.invocationId), { gen: 0 }), { ran: false, reason: 'stale_wake', nextRunAt: engine.now + MINUTE_MS });
+      assert.deepEqual(await h.wake(engine.context('due-work', timer!.invocationId), { gen: 0 }), { ran: false, reason: 'stale_wake', nextRunAt: engine.now + MINUTE_MS });
+    });
+
+    it('the armed wake-up of a job stored under its former name (lost-work) clears that key and arms nothing', async () => {
+      const engine = new FakeEngine();
+      const h = handlers(activities({ overdueOrganizations: async () => ['org-a'] }));
+      const before: Omit<HousekeepingState, 'lastRunCount'> & { lastDeleted: number } = { gen: 3, pendingWake: 'inv_old', nextRunAt: engine.now, lastRunAt: null, lastDeleted: 2, lastError: null };
+      engine.context('lost-work').set('s', before);
+      assert.deepEqual(await h.wake(engine.context('lost-work'), { gen: 3 }), { ran: false, reason: 'stale_wake', nextRunAt: null });
+      assert.deepEqual([...engine.state.get('lost-work')!.keys()], []);
+      assert.deepEqual(engine.sent, []);
+    });
+
+    it('a count stored under its former name (lastDeleted) reads as lastRunCount', async () => {
+      const engine = new FakeEngine();
+      const h = handlers(activities());
+      const before: Omit<HousekeepingState, 'lastRunCount'> & { lastDeleted: number } = { gen: 1, pendingWake: null, nextRunAt: null, lastRunAt: null, lastDeleted: 5, lastError: null };
+      engine.context('idempotency').set('s', before);
+      const status = await h.status(engine.context('idempotency'));
+      assert.equal(status.lastRunCount, 5);
+      assert.ok(!('lastDeleted' in status));
     });
 
     it('an unknown job is refused for good', async () => {

@@ -105,7 +105,7 @@ describe('Housekeeping: purge of stored idempotent responses', function () {
 
     assert.deepEqual(await keysOf(org), ['new-29-days', 'new-today']);
     assert.equal(s.gen, 1);
-    assert.equal(s.lastDeleted, expired);
+    assert.equal(s.lastRunCount, expired);
     assert.equal(s.lastError, null);
     assert.ok(s.lastRunAt! >= before - 1000 && s.lastRunAt! <= Date.now());
     assert.equal(s.nextRunAt, s.lastRunAt! + RUN_INTERVAL_MS);
@@ -141,7 +141,7 @@ describe('Housekeeping: purge of stored idempotent responses', function () {
     assert.deepEqual(await keysOf(org), ['new-29-days', 'new-today']);
     const after = await status();
     assert.equal(after.gen, armed.gen + 1);
-    assert.equal(after.lastDeleted, 1);
+    assert.equal(after.lastRunCount, 1);
     assert.notEqual(after.pendingWake, armed.pendingWake);
     assert.deepEqual((await scheduledWakes()).map((w) => w.id), [after.pendingWake]);
   });
@@ -150,7 +150,7 @@ describe('Housekeeping: purge of stored idempotent responses', function () {
     const armed = await status();
     await insertIdempotencyRows(org, { 'old-60-days': 60 });
     const result = await object().runNow();
-    assert.deepEqual(result, { ran: true, deleted: 1, nextRunAt: result.nextRunAt });
+    assert.deepEqual(result, { ran: true, count: 1, nextRunAt: result.nextRunAt });
     const after = await status();
     assert.equal(after.gen, armed.gen + 1);
     assert.deepEqual((await scheduledWakes()).map((w) => w.id), [after.pendingWake]);

@@ -7,7 +7,7 @@ import { createRestateMailDispatch } from '../../services/invoices/restate-mail-
 import { freePort } from '../../deploy/local/ports.ts';
 import { createActivities, registerDeployment, startWorkflowsEndpoint, type WorkflowsEndpoint } from '../../workflows/main.ts';
 import { call, createTestOrg, startTestApp, testDb, testRenderer, type TestApp, type TestOrg } from '../helpers/context.ts';
-import { handOnLostWork, startTestRestate, type TestRestate } from '../helpers/restate.ts';
+import { wakeDueWork, startTestRestate, type TestRestate } from '../helpers/restate.ts';
 import { header, leaves, parseMime } from '../helpers/mime.ts';
 
 /** Sending an invoice end to end: API → Restate → workflow → real SMTP server, and the timeline it leaves. */
@@ -141,7 +141,7 @@ describe('sending invoices by e-mail', () => {
       assert.match(lost.logs(), /post-commit hand-off failed/);
       const [row] = await testDb().db.sql<{ status: string }[]>`SELECT status FROM invoice_sends WHERE invoice_id = ${res.body.data.id}`;
       assert.equal(row!.status, 'queued');
-      const handed = await handOnLostWork(testDb().db, restate.ingressUrl, org.organizationId);
+      const handed = await wakeDueWork(testDb().db, restate.ingressUrl, org.organizationId);
       assert.ok(handed >= 1);
       assert.deepEqual(await timeline(res.body.data.id, 'delivered'), ['created', 'issued', 'sent', 'delivered']);
     } finally {
@@ -166,7 +166,7 @@ describe('sending invoices by e-mail', () => {
       const locked = (await call(t.app, 'GET', `/v1/invoices/${id}`, { key: org.apiKey })).body.data;
       assert.deepEqual([locked.status, locked.number], ['draft', null], 'not issued for any reader before its PDF exists');
 
-      const handed = await handOnLostWork(testDb().db, restate.ingressUrl, org.organizationId);
+      const handed = await wakeDueWork(testDb().db, restate.ingressUrl, org.organizationId);
       assert.ok(handed >= 1);
       assert.deepEqual(await timeline(id, 'delivered'), ['created', 'issued', 'sent', 'delivered']);
       const [left] = await testDb().db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM invoice_issues WHERE invoice_id = ${id}`;

@@ -10,7 +10,7 @@ import { signTestCallback } from '../../services/payments/providers/test-provide
 import { copenhagenToday } from '../../services/shared/clock.ts';
 import { call, createTestOrg, startTestApp, testDb, testRenderer, type TestApp, type TestOrg } from '../helpers/context.ts';
 import { pdfText } from '../helpers/pdf-text.ts';
-import { handOnLostWork, startTestRestate, type TestRestate } from '../helpers/restate.ts';
+import { wakeDueWork, startTestRestate, type TestRestate } from '../helpers/restate.ts';
 import { startTestPay, type TestPay } from '../helpers/pay.ts';
 
 
@@ -111,7 +111,7 @@ describe('payment receipts', function () {
       assert.equal(notReady.headers['retry-after'], '2');
       assert.deepEqual(Object.keys(notReady.json().error).sort(), ['code', 'message', 'requestId']);
       assert.equal(notReady.json().error.code, 'receipt_not_ready');
-      const handed = await handOnLostWork(testDb().db, restate.ingressUrl, org.organizationId);
+      const handed = await wakeDueWork(testDb().db, restate.ingressUrl, org.organizationId);
       assert.ok(handed >= 1);
       const text = await pdfText((await waitForReceipt(paymentId)).rawPayload);
       assert.ok(text.includes(`Delbetaling af faktura nr. ${inv.number}.`), text);

@@ -7,7 +7,7 @@ import { createEngineClient } from '../../services/shared/engine-client.ts';
 import { addDays } from '../../services/subscriptions/period-math.ts';
 import { call, createTestOrg, startTestApp, TEST_MASTER_KEY, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
 import { header, parseMime } from '../helpers/mime.ts';
-import { handOnLostWork, startTestRestate, type TestRestate } from '../helpers/restate.ts';
+import { wakeDueWork, startTestRestate, type TestRestate } from '../helpers/restate.ts';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.ts';
 import { startWorkerProcess, within } from '../helpers/worker-process.ts';
 
@@ -133,9 +133,9 @@ describe('a subscription schedule survives a killed workflows process', function
       if (Date.now() > until) {
         throw new Error(`the subscription did not settle: ${JSON.stringify(rows)}, ${JSON.stringify(due)} due, ${open.length} open invocations`);
       }
-      // The lost-work pass, without waiting out its minute: rows due for a second with nothing running on them.
+      // The due-work pass, without waiting out its minute: rows due for a second with nothing running on them.
       if (due.length > 0 && open.length === 0 && Date.now() - handedAt > 1_000) {
-        await handOnLostWork(testDb().db, restate.ingressUrl, s.org.organizationId);
+        await wakeDueWork(testDb().db, restate.ingressUrl, s.org.organizationId);
         handedAt = Date.now();
       }
       await new Promise((r) => setTimeout(r, 100));

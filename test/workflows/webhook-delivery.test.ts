@@ -10,7 +10,7 @@ import { startEventRelay, type RunningRelay } from '../../services/events/event-
 import type { EventType } from '../../contracts/events.ts';
 import { recordEvent, type EventRecord } from '../../services/events/record-event.ts';
 import { createRestateEventForwarder } from '../../services/events/restate-event-forwarder.ts';
-import { RETRY_SCHEDULE_MS } from '../../services/webhooks/delivery-store.ts';
+import { RETRY_SCHEDULE_MS } from '../../services/webhooks/retry-policy.ts';
 import { overdueOrganizations } from '../../services/clock/wake-index.ts';
 import { uuidv7 } from '../../services/shared/ids.ts';
 import { createActivities, registerDeployment, restateWebhookHandOff, startWorkflowsEndpoint, type WorkflowsEndpoint } from '../../workflows/main.ts';

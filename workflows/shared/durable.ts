@@ -2,19 +2,20 @@ import * as restate from '@restatedev/restate-sdk';
 import type { WorkflowHandler, WorkflowInputs, WorkflowService } from '../../contracts/workflows.ts';
 
 /**
- * What every durable handler here shares: the typed one-way call to another handler, the armed-timer pattern,
- * named retry policies with bounded attempts, and the activity boundary that turns business refusals into
- * terminal errors. Written once so the coming lifecycles (dunning, cases, subscriptions) read like the ones here.
+ * What every durable handler shares: the typed one-way call to another handler, the armed-timer pattern and named
+ * retry policies with bounded attempts (the activity boundary that turns business refusals into terminal errors is
+ * beside it, activity-boundary.ts). Written once, so every durable object (the housekeeping loop, the mails and
+ * receipts, dunning, cases, subscription schedules, webhook deliveries) sequences its steps the same way.
  */
 
 // ---------------------------------------------------------------------------------------------------------------
 // Typed calls between handlers (names and inputs from contracts/workflows.ts)
 
-/** A durable one-way call from inside a handler; `delayMs` makes it a timer. Returns the invocation's id. */
 /** The part of a handler's context these helpers use, whatever the object's state type. */
 type Ctx = Pick<restate.Context, 'genericSend'>;
 type ObjectCtx = Pick<restate.ObjectContext, 'genericSend' | 'request' | 'invocation' | 'key'>;
 
+/** A durable one-way call from inside a handler; `delayMs` makes it a timer. Returns the invocation's handle. */
 export function sendTo<S extends WorkflowService, H extends WorkflowHandler<S>>(
   ctx: Ctx,
   call: { service: S; handler: H; key?: string; input: WorkflowInputs[S][H] },
