@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { DateTimeString, Nullable } from './common.ts';
 
-/** The logo image types (spec 2.10). */
+/** The logo image types (docs/api-conventions.md, "Branding"). */
 export const LogoMime = Type.Union(
   [Type.Literal('image/png'), Type.Literal('image/jpeg'), Type.Literal('image/svg+xml'), Type.Literal('image/webp')],
   { description: 'The image type: `image/png`, `image/jpeg`, `image/svg+xml` or `image/webp`' },
@@ -14,7 +14,7 @@ export const LogoVariant = Type.Union([Type.Literal('light'), Type.Literal('dark
 });
 export type LogoVariant = Static<typeof LogoVariant>;
 
-/** Bounds of a logo (settings-and-batch.md, "Branding"). */
+/** Bounds of a logo (docs/api-conventions.md, "Branding"). */
 export const LOGO_MAX_BYTES = 512 * 1024;
 export const LOGO_MAX_PIXELS = 4000;
 /** The upload's body limit: 1 MiB, as every other route's, stated on the route so it cannot drift. */

@@ -1,7 +1,10 @@
 import { Type, type Static } from 'typebox';
 import { DateString, DateTimeString, Email, Nullable, Uuid } from './common.ts';
 
-/** The largest case create body, in bytes (spec section 8): a larger one is 413 payload_too_large, before parsing. */
+/**
+ * The largest case create body, in bytes (docs/api-conventions.md, "Collection cases"): a larger one is 413
+ * payload_too_large, before parsing.
+ */
 export const CASE_BODY_LIMIT = 64 * 1024;
 
 export const CaseAddress = Type.Object(

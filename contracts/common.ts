@@ -6,8 +6,9 @@ export const DateTimeString = Type.String({ format: 'date-time', description: 'U
 export const Uuid = Type.String({ format: 'uuid', description: 'Resource id (UUID)' });
 
 /**
- * An e-mail address: a string of at most 254 characters, as the spec bounds it (no format rule, no normalisation, no
- * deliverability check): it comes back exactly as written. An address the mail server refuses makes a send fail.
+ * An e-mail address: a string of at most 254 characters (docs/api-conventions.md, "Requests"): no format rule, no
+ * normalisation, no deliverability check; it comes back exactly as written. An address the mail server refuses makes a
+ * send fail.
  */
 export const Email = Type.String({ maxLength: 254, description: 'E-mail address (stored encrypted)' });
 
@@ -15,7 +16,7 @@ export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Ty
 
 /**
  * Caller-owned string map. Keys 1..40 characters, values at most 500 characters, at most 50 keys
- * (the spec bounds keys and values; the key count bound is ours, documented in docs/api-conventions.md).
+ * (docs/api-conventions.md, "Requests", Metadata).
  */
 export const Metadata = Type.Unsafe<Record<string, string>>({
   type: 'object',

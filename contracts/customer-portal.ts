@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox';
 import { DateTimeString, Nullable } from './common.ts';
 import { DomainStatus } from './payment-domain.ts';
 
-/** The portal's colour palettes (spec 2.10). */
+/** The portal's colour palettes, the 18 `palette` values (docs/api-conventions.md, "Customer portal settings"). */
 export const PALETTES = [
   'smoer', 'lys', 'beton', 'sand', 'graa', 'mint', 'blaa', 'is', 'groen', 'varm', 'lavendel', 'rosa', 'moerk', 'midnat', 'grafit', 'skov', 'espresso', 'vin',
 ] as const;
@@ -25,7 +25,7 @@ const Subdomain = Type.String({
 });
 const PrimaryColor = Type.String({ pattern: '^#[0-9a-fA-F]{6}$', description: '`#` and 6 hex digits, as given' });
 
-/** settings-and-batch.md "Payment domain and customer portal"; docs/api-conventions.md "Customer portal settings". */
+/** docs/api-conventions.md "Customer portal settings"; docs/customer-portal.md. */
 export const CustomerPortal = Type.Object(
   {
     subdomain: Nullable(Type.String({ description: 'null until one is chosen' })),

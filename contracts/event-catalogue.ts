@@ -54,7 +54,10 @@ export interface InvoiceCreditedData {
   externalReference: string | null;
 }
 
-/** A payment booked against an invoice (decisions.md: `data: {invoiceId, amountOere, paymentDate, source, externalReference}`). */
+/**
+ * A payment booked against an invoice (docs/api-conventions.md, "Payments and balances": `data: {invoiceId, amountOere,
+ * paymentDate, source, externalReference}`).
+ */
 export interface PaymentReceivedData {
   invoiceId: string;
   amountOere: number;
@@ -86,8 +89,8 @@ export interface CustomerPastDueData {
 }
 
 /**
- * Every `sag.*` event: the case's state after the change, no personal data (reminders-and-collection.md). `fakturaId`
- * is the case's invoice (null for a case from POST /v1/cases), `externalReference` the case's own.
+ * Every `sag.*` event: the case's state after the change, no personal data (docs/collections.md, "Case events").
+ * `fakturaId` is the case's invoice (null for a case from POST /v1/cases), `externalReference` the case's own.
  */
 export interface CaseEventData {
   caseNumber: number;
@@ -99,7 +102,7 @@ export interface CaseEventData {
 
 /**
  * Every `subscription.*` event the API and the run write: the subscription as of after the change
- * (subscriptions.md, "Routes"). `nextInvoiceDate` is null while paused, cancelled or ended.
+ * (docs/api-conventions.md, "Subscriptions"). `nextInvoiceDate` is null while paused, cancelled or ended.
  */
 export interface SubscriptionEventData {
   customerId: string;

@@ -1,7 +1,9 @@
 import { Type, type Static } from 'typebox';
 import { DateTimeString, ListQuery, Uuid } from './common.ts';
 
-/** The complete catalogue of event types (decisions.md, "Webhooks and events"): 28 values. */
+/**
+ * The complete catalogue of event types (docs/api-conventions.md, "Events, webhooks and the test clock"): 28 values.
+ */
 export const EVENT_TYPES = [
   'invoice.issued',
   'invoice.sent',

@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { DateTimeString, Nullable } from './common.ts';
 
-/** settings-and-batch.md "Payment domain and customer portal"; docs/api-conventions.md "Payment domain". */
+/** docs/api-conventions.md "Payment domain". */
 export const DomainStatus = Type.Union([Type.Literal('none'), Type.Literal('unverified'), Type.Literal('verified'), Type.Literal('failed')], {
   description: '`none` without a domain; `unverified` once set or changed; `verified` or `failed` by the last check',
 });

@@ -1,7 +1,10 @@
 import { Type, type Static } from 'typebox';
 import { Uuid } from './common.ts';
 
-/** Spec 2.5 and decisions.md (shapes): one stable link per issued invoice, for the hosted pay page. */
+/**
+ * docs/api-conventions.md, "Payment links, pay page and receipts": one stable link per issued invoice, for the hosted
+ * pay page.
+ */
 export const PaymentLink = Type.Object(
   {
     invoiceId: Uuid,

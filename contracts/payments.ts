@@ -1,14 +1,17 @@
 import { Type, type Static } from 'typebox';
 import { DateString, ListQuery, Nullable, Uuid } from './common.ts';
 
-/** The channel a payment came through (spec 2.5): registered by the caller, or paid by card or mobile wallet. */
+/**
+ * The channel a payment came through (docs/api-conventions.md, "Payments and balances"): registered by the caller, or
+ * paid by card or mobile wallet.
+ */
 export const PaymentSource = Type.Union([Type.Literal('manual'), Type.Literal('card'), Type.Literal('mobilepay')], {
   title: 'PaymentSource',
   description: '`manual` (registered through the API), `card` or `mobilepay` (paid on the hosted page)',
 });
 export type PaymentSource = Static<typeof PaymentSource>;
 
-/** decisions.md, payment outcomes. */
+/** What a payment did to its invoice (docs/api-conventions.md, "Payments and balances", Outcomes). */
 export const PaymentOutcome = Type.Union([Type.Literal('partial'), Type.Literal('paid_in_full'), Type.Literal('registered')], {
   title: 'PaymentOutcome',
   description:
@@ -46,7 +49,10 @@ export type Payment = Static<typeof Payment>;
 export const PaymentListQuery = Type.Object({ ...ListQuery }, { additionalProperties: false });
 export type PaymentListQuery = Static<typeof PaymentListQuery>;
 
-/** Spec 2.2, customer balance object; computed from invoices, fees and payments on every read. */
+/**
+ * The customer balance (docs/api-conventions.md, "Customer balance"); computed from invoices, fees and payments on
+ * every read.
+ */
 export const CustomerBalance = Type.Object(
   {
     customerId: Uuid,

@@ -1,7 +1,10 @@
 import { Type, type Static } from 'typebox';
 import { DateTimeString, ListQuery, Nullable, Uuid, VatExemptionReason } from './common.ts';
 
-/** The writable product fields (spec 2.3); create requires sku, name, unitPriceOere and vatRateBps. */
+/**
+ * The writable product fields (docs/api-conventions.md, "Customers, departments, products, accounts"); create requires
+ * sku, name, unitPriceOere and vatRateBps.
+ */
 const productFields = {
   sku: Type.String({ minLength: 1, maxLength: 60, description: 'Stock-keeping unit, unique per organisation regardless of case' }),
   name: Type.String({ minLength: 1, maxLength: 200 }),

@@ -2,9 +2,9 @@ import { Type, type Static } from 'typebox';
 import { DateTimeString, ListQuery, Nullable, Uuid } from './common.ts';
 
 /**
- * Reminder flows (reminders-and-collection.md "Reminder flows"; docs/reminder-flows.md). A flow is a key with
+ * Reminder flows (docs/reminder-flows.md). A flow is a key with
  * numbered versions; each version carries a graph of dunning steps. The create body takes `graph` as any JSON value
- * (spec 2.6) and the service accepts only a ReminderFlowGraph, judged by services/reminder-flows/validate-flow-graph.ts
+ * and the service accepts only a ReminderFlowGraph, judged by services/reminder-flows/validate-flow-graph.ts
  * (422 `invalid_flow_graph`, one detail per problem). The schemas below publish the format in the OpenAPI document.
  */
 

@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { DateString, Nullable, Uuid } from './common.ts';
 
-/** One reminder step taken on an invoice (reminders-and-collection decisions, "Reminder history"). */
+/** One reminder step taken on an invoice (docs/api-conventions.md, "Reminders"; docs/reminders.md, "A step"). */
 export const ReminderHistoryItem = Type.Object(
   {
     id: Uuid,

@@ -2,9 +2,9 @@ import { Type, type Static } from 'typebox';
 import { Nullable } from './common.ts';
 
 /**
- * Reminder settings (spec 2.6). The schema checks types and bounds; the rules across items (reminder numbers 1, 2, 3
- * in that order, days strictly increasing) are checked after it, with the same 400 `validation_failed` and a pointer
- * at the offending item (services/reminders/replace-reminder-settings.ts).
+ * Reminder settings (docs/api-conventions.md, "Reminder settings"). The schema checks types and bounds; the rules
+ * across items (reminder numbers 1, 2, 3 in that order, days strictly increasing) are checked after it, with the same
+ * 400 `validation_failed` and a pointer at the offending item (services/reminders/replace-reminder-settings.ts).
  */
 export const ReminderCadenceStep = Type.Object(
   {

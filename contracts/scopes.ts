@@ -1,4 +1,7 @@
-/** Every scope a key can hold (spec section 5). A key created by `create-org` holds all of them. */
+/**
+ * Every scope a key can hold (docs/api-conventions.md, "Authentication, scopes, rate limits"). A key created by
+ * `create-org` holds all of them.
+ */
 export const SCOPES = [
   'api:discovery',
   'customers:read',

@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox';
 import { Uuid } from './common.ts';
 
 /**
- * Start links (settings-and-batch.md, "Start links"; spec 4.11): a link a person opens to complete one step of the
+ * Start links (docs/api-conventions.md, "Start links"): a link a person opens to complete one step of the
  * organisation's setup. `POST /v1/verification-sessions`, `/v1/card-setup-sessions` and `/v1/accounting-connections`
  * all answer with this shape; `status` is `pending` while the link is open and the step's final status once done.
  */

@@ -4,7 +4,8 @@ import { EVENT_TYPES, EventTypeSchema, SinceParam } from './events.ts';
 
 const EventTypes = Type.Array(EventTypeSchema, {
   minItems: 1,
-  // Spec 6 rule 5: 1..28, which is the whole catalogue.
+  // 1..28 distinct catalogue values, which is the whole catalogue (docs/api-conventions.md, "Events, webhooks and the
+  // test clock").
   maxItems: EVENT_TYPES.length,
   uniqueItems: true,
   description: `Event types this endpoint receives: 1..${EVENT_TYPES.length} distinct values from the catalogue`,

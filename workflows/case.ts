@@ -7,7 +7,7 @@ import { runStepLoop, type LoopResult } from './shared/step-loop.ts';
 
 /**
  * The lifecycle of one collection case, as a virtual object keyed by `<organisation>:<case>`
- * (reminders-and-collection.md, "Collect and collection cases"): its exclusive handler is the case's lease. Like the
+ * (docs/collections.md, "The case lifecycle"): its exclusive handler is the case's lease. Like the
  * Dunning object it holds no timer and no state: the case's wake-index row is its schedule (moved by each step), and
  * PostgreSQL holds what was done. The decisions are in services/cases/take-due-case-step.ts; this loop only runs the
  * steps, so the journal shows each of them:

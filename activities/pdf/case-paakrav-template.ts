@@ -5,12 +5,12 @@ import { paymentRows, renderDemandLetterHtml, type ReminderTemplateModel } from 
 import { COLLECTION_FEE_OERE, DEMAND_WORDS, keep, pieces } from './text-pieces.ts';
 
 /**
- * A collection case's own demand letter (påkrav, Inkassoloven § 10; danish-rules.md 4) as self-contained HTML, Danish
- * or English: the creditor with address, CVR and bank details, the debtors' names and addresses, each claim (what it
- * is, invoice date, due date, principal), fees and payments, the total, the deadline and the warning that the claim
- * goes to debt collection with added costs (inkassogebyr, Renteloven § 9 b stk. 3) unless paid by then. Formatted
- * here from the view and printed by the reminders' template (reminder.hbs), the dunning plan's demand letter, so the
- * two påkrav look and read alike; the template only places strings, each HTML-escaped.
+ * A collection case's own demand letter (påkrav, Inkassoloven § 10; docs/collections.md, "The case's påkrav") as
+ * self-contained HTML, Danish or English: the creditor with address, CVR and bank details, the debtors' names and
+ * addresses, each claim (what it is, invoice date, due date, principal), fees and payments, the total, the deadline and
+ * the warning that the claim goes to debt collection with added costs (inkassogebyr, Renteloven § 9 b stk. 3) unless
+ * paid by then. Formatted here from the view and printed by the reminders' template (reminder.hbs), the dunning plan's
+ * demand letter, so the two påkrav look and read alike; the template only places strings, each HTML-escaped.
  */
 
 const TEXTS = {

@@ -5,7 +5,8 @@ import { formatOere, groupThousands } from '../../services/shared/money.ts';
 import { logoDataUrl } from '../../services/branding/document-logo.ts';
 
 /**
- * Invoice and credit note documents as self-contained HTML (Momsbekendtgørelsen § 58, danish-rules.md 7).
+ * Invoice and credit note documents as self-contained HTML (Momsbekendtgørelsen § 58; docs/api-conventions.md,
+ * "Invoices and credit notes", Seller details).
  *
  * Everything is formatted here, in TypeScript, from the frozen view; the Handlebars template only places strings.
  * It uses `{{ }}` exclusively, so every value (the integrator's and the customer's text included) is HTML-escaped.

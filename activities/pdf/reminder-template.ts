@@ -8,8 +8,8 @@ import { logoDataUrl } from '../../services/branding/document-logo.ts';
 
 /**
  * A reminder as self-contained HTML: the free payment reminder, a numbered reminder ("rykker"), or the demand letter
- * (påkrav, Inkassoloven § 10; danish-rules.md 4), which is a reminder that also warns of debt collection and its
- * costs. One template for all three, Danish or English. Formatted here from the view; the template only places
+ * (påkrav, Inkassoloven § 10; docs/reminders.md, "The law"), which is a reminder that also warns of debt collection and
+ * its costs. One template for all three, Danish or English. Formatted here from the view; the template only places
  * strings, each HTML-escaped.
  */
 

@@ -3,7 +3,7 @@ import * as https from 'node:https';
 import { isIP, type LookupFunction, type Socket } from 'node:net';
 import { addressVerdict, dialHost, dnsResolver, type Resolver, type UrlPolicy } from '../../services/webhooks/url-policy.ts';
 
-/** A 2xx within this time is a success (decisions.md). */
+/** A 2xx within this time is a success (docs/api-conventions.md, "Events, webhooks and the test clock", Delivery). */
 export const DELIVERY_TIMEOUT_MS = 15_000;
 
 export interface PostOutcome {

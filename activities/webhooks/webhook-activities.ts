@@ -80,8 +80,9 @@ const stepOf = (plan: Plan, after: AfterAttempt | undefined): DeliveryStep => {
  * Steps of deliveries, together: each one that is due by business time is signed with its endpoint's live secrets,
  * POSTed (all in parallel) and recorded (all in one statement); the others say how long to wait or that they are
  * finished. `webhook-id` is the event id (identical across attempts and replays); `webhook-timestamp` is real time,
- * also under a test clock (decisions.md), because receivers check it against their own clock. An attempt holds its
- * delivery's claim, so two attempts of one delivery never overlap.
+ * also under a test clock (docs/api-conventions.md, "Events, webhooks and the test clock", Signing), because receivers
+ * check it against their own clock. An attempt holds its delivery's claim, so two attempts of one delivery never
+ * overlap.
  *
  * POST and record are one journaled step: a crash between them (or a database that stays down through every
  * recording retry) repeats the POST with the same webhook-id, which receivers deduplicate on; it never loses one.

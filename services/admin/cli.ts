@@ -1,7 +1,7 @@
 /**
  * The operator command: `npm run admin -- <command> [flags]`.
  *
- * Contract (decisions.md, "Operator command"): with --json, stdout carries exactly one line of JSON and nothing else;
+ * The rule for scripts: with --json, stdout carries exactly one line of JSON and nothing else;
  * every log line, warning and error goes to stderr. Exit codes: 0 done, 1 the command could not be carried out
  * (no database, unknown organisation or key), 2 the command line is wrong.
  */

@@ -187,8 +187,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const pre = route.preValidation ? [route.preValidation].flat() : [];
       route.preValidation = [requireIdempotencyKey, ...pre];
     }
-    // Strict everywhere (spec 1.3): a route that takes no query parameters refuses unknown ones, and a mutating
-    // route whose request is "none" refuses a body with properties (no body, or {}, is fine). 400 validation_failed.
+    // Strict everywhere (docs/api-conventions.md, "Requests"): a route that takes no query parameters refuses unknown
+    // ones, and a mutating route whose request is "none" refuses a body with properties (no body, or {}, is fine). 400
+    // validation_failed.
     route.schema = {
       ...route.schema,
       ...(route.schema?.querystring ? {} : { querystring: NO_PROPERTIES }),

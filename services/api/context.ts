@@ -14,7 +14,10 @@ export type RateClass = 'default' | 'document';
 
 /** Per-route settings, declared next to each route as `config`. */
 export interface RouteSettings {
-  /** The scope the operation requires (spec section 4). Routes without one are public (health, docs). */
+  /**
+   * The scope the operation requires (the OpenAPI document names it per operation). Routes without one are public
+   * (health, docs).
+   */
   scope?: Scope;
   /** Authenticated without a scope of its own: the route checks scopes itself (POST /v1/batch, per operation). */
   scopesPerOperation?: boolean;

@@ -150,8 +150,8 @@ export async function registerOpenApi(app: FastifyInstance, opts: OpenApiOptions
       components: {
         securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key: sk_live_… or sk_test_…' } },
       },
-      // The default (spec 5.1): bearer authentication. Each scoped operation names its scope; the few open ones
-      // (health, this document) say they need none.
+      // The default: bearer authentication (docs/api-conventions.md, "Authentication, scopes, rate limits"). Each
+      // scoped operation names its scope; the few open ones (health, this document) say they need none.
       security: [{ bearerAuth: [] }],
     },
     hideUntagged: false,

@@ -149,7 +149,7 @@ function resultOf(index: number, op: string | null, answer: MutationAnswer): Bat
 
 /**
  * A replayed batch's failed operations echo this response's Request-Id in `error.requestId`, as a replayed single
- * call's error does (decisions.md, envelopes); the stored response holds the first request's.
+ * call's error does (docs/api-conventions.md, "Idempotency"); the stored response holds the first request's.
  */
 function withRequestId(answer: MutationAnswer, requestId: string): MutationAnswer {
   if (answer.body === null) return answer;

@@ -38,7 +38,7 @@ const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3
 const decodedLength = (b64: string): number => Math.floor((b64.replace(/=+$/, '').length * 3) / 4);
 
 /**
- * Checks an uploaded logo (settings-and-batch.md, "Branding") without touching the database, so the decoding (CPU
+ * Checks an uploaded logo (docs/api-conventions.md, "Branding") without touching the database, so the decoding (CPU
  * work, up to 16 megapixels) runs outside any transaction. Throws 422 `logo_invalid` naming the reason when:
  * `data` is not base64; the decoded bytes exceed 512 KiB; they are not an image of the type `mime` names (PNG, JPEG
  * and WebP by their own bytes, as libvips detects them; SVG as well-formed XML with an `<svg>` root); a raster image

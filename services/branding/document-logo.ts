@@ -4,7 +4,7 @@ import type { Queryable } from '../shared/db.ts';
 
 /**
  * The logo a document is printed with: the organisation's light logo as it was when the document was issued
- * (settings-and-batch.md, "Branding"). A document records the image's SHA-256 in the transaction that issues it
+ * (docs/api-conventions.md, "Branding"). A document records the image's SHA-256 in the transaction that issues it
  * (an invoice's reservation, a credit note's insert, a reminder's insert, a payment's receipt request) and is rendered
  * from that image, whenever the rendering happens; images are write-once, so a later upload or deletion never
  * changes what a document shows.

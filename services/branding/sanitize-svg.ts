@@ -3,7 +3,7 @@ import { JSDOM } from 'jsdom';
 import { svgMarkupOverLimits } from './svg-markup-limits.ts';
 
 /**
- * An uploaded SVG logo made safe to store and to show (settings-and-batch.md, "Branding"): within the markup limits
+ * An uploaded SVG logo made safe to store and to show (docs/api-conventions.md, "Branding"): within the markup limits
  * (svg-markup-limits.ts, checked over the text before any parsing), well-formed XML whose root is an `<svg>` in the SVG
  * namespace, then sanitised by DOMPurify's SVG profile (no `<script>`, no `on*` event
  * attributes, no `foreignObject`, nothing outside the SVG vocabulary) and by the rules below, which take out every

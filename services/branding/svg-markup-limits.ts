@@ -1,6 +1,6 @@
 /**
- * Bounds on an SVG logo's markup, checked over the text BEFORE any parser sees it (settings-and-batch.md, "Branding";
- * docs/api-conventions.md, "Branding"). The parsers (jsdom, DOMPurify, librsvg) run on the API's event loop, and their
+ * Bounds on an SVG logo's markup, checked over the text BEFORE any parser sees it (docs/api-conventions.md,
+ * "Branding"). The parsers (jsdom, DOMPurify, librsvg) run on the API's event loop, and their
  * cost grows with the number of elements and the depth of nesting, not with the bytes alone: within the 512 KiB limit
  * a file can hold over 100 000 elements, or nest 50 000 deep (deep enough to exhaust the stack of recursive code). A
  * logo needs neither: real ones have tens to a few hundred elements, nested a handful deep.

@@ -4,7 +4,7 @@ import { recordEvent, type EventRecord } from '../events/record-event.ts';
 import { defineLifecycle } from '../shared/lifecycle.ts';
 
 /**
- * The collection case lifecycle as data (reminders-and-collection.md, "Collect and collection cases"): the states a
+ * The collection case lifecycle as data (docs/collections.md, "The case lifecycle"): the states a
  * case row can hold, the cross-cutting `status` each state shows, and every transition with the states it may start
  * from and the `sag.*` event it writes. The durable case workflow moves cases through these transitions; the API
  * only creates cases (in `OPRETTET`) and reads them.

@@ -7,11 +7,11 @@ import { loadBuyer, loadSeller, printedSeller } from '../invoices/document-parti
 import { findInvoiceRow } from '../invoices/invoice-queries.ts';
 
 /**
- * What a case's own demand letter (påkrav, Inkassoloven § 10; danish-rules.md 4) shows, when the case has none from an
- * invoice's reminders (a case from POST /v1/cases, or an invoice that had no reminders): the creditor (name, address,
- * CVR, bank details), the debtors (name and address, never CPR, e-mail or phone), each claim, the fees and what was
- * paid, the total, the deadline (påkrav date + 10 days) and the warning of debt collection and its costs. Amounts are
- * øre; formatting is the template's job (activities/pdf/case-paakrav-template.ts).
+ * What a case's own demand letter (påkrav, Inkassoloven § 10; docs/collections.md, "The case's påkrav") shows, when the
+ * case has none from an invoice's reminders (a case from POST /v1/cases, or an invoice that had no reminders): the
+ * creditor (name, address, CVR, bank details), the debtors (name and address, never CPR, e-mail or phone), each claim,
+ * the fees and what was paid, the total, the deadline (påkrav date + 10 days) and the warning of debt collection and
+ * its costs. Amounts are øre; formatting is the template's job (activities/pdf/case-paakrav-template.ts).
  */
 export interface CasePaakravView {
   kind: 'casePaakrav';

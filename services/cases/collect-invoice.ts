@@ -24,7 +24,7 @@ export interface CollectedInvoice {
 
 /**
  * The reasons an invoice cannot be collected on `today`, in the order the API checks them
- * (reminders-and-collection.md, "Collect and collection cases"); undefined when it can.
+ * (docs/collections.md, "Collect: from an invoice to a case"); undefined when it can.
  */
 export function collectRefusal(ctx: DunningContext): DomainError | undefined {
   const inv = ctx.invoice;

@@ -26,9 +26,9 @@ export const caseBodyMac = (keyring: Keyring, organizationId: string, input: Cas
   keyring.mac(`case-body\n${organizationId}\n${canonicalJson(input)}`);
 
 /**
- * The claims' due dates against the organisation's today (reminders-and-collection.md): one 3 years or more back is
- * time-barred (Forældelsesloven § 3, the rule the dunning engine uses), one today or later is not due. The first
- * refused claim decides the code; `details` points at every claim refused for that reason.
+ * The claims' due dates against the organisation's today (docs/api-conventions.md, "Collection cases"): one 3 years or
+ * more back is time-barred (Forældelsesloven § 3, the rule the dunning engine uses), one today or later is not due. The
+ * first refused claim decides the code; `details` points at every claim refused for that reason.
  */
 export function assertClaimsCollectable(input: CaseCreate, today: string): void {
   const refusals = input.fordringer.map((claim, i) => {

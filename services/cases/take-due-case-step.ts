@@ -8,10 +8,11 @@ import { nextCaseStep, paakravDates, type LastReminder } from './case-policy.ts'
 import { caseEventData, lockCase, transitionCase } from './transition-case.ts';
 
 /**
- * The collection case lifecycle's steps, for the Case workflow (workflows/case.ts), each in one transaction with the
- * case's row locked, on the organisation's business today: the facts are read here, the decision is case-policy.ts's,
- * and this applies it. The case's wake-index row is its schedule: due now while a step is to take, at the start of
- * the hand-over day while the påkrav deadline runs, gone once nothing more is timed.
+ * The collection case lifecycle's steps (docs/collections.md, "The case lifecycle"), for the Case workflow
+ * (workflows/case.ts), each in one transaction with the case's row locked, on the organisation's business today: the
+ * facts are read here, the decision is case-policy.ts's, and this applies it. The case's wake-index row is its
+ * schedule: due now while a step is to take, at the start of the hand-over day while the påkrav deadline runs, gone
+ * once nothing more is timed.
  *
  * - the invoice's demand letter was the påkrav: PAAKRAV_SENDT at once, dated its sent day;
  * - the case sends its own påkrav: the workflow renders and delivers it (durable steps), then `recordCasePaakrav`

@@ -3,7 +3,7 @@ import { copenhagenToday } from '../shared/clock.ts';
 import type { Sql } from '../shared/db.ts';
 
 /**
- * The organisation's business clock (decisions.md, "Time"), stored in PostgreSQL.
+ * The organisation's business clock (docs/architecture.md, "Time-driven work"), stored in PostgreSQL.
  *
  * A live organisation runs on real time. A sandbox organisation runs on its test clock: real time plus the offset
  * in test_clocks (0 until the first advance), so time keeps flowing between advances and a retry due in 5 s comes

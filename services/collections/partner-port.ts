@@ -1,8 +1,8 @@
 /**
  * The collection partner port: where a case goes at hand-over (OVERDRAGET), the påkrav deadline having expired
- * (danish-rules item 4). Two adapters (activities/collections/): a local one writing one JSON document per case under
- * DATA_DIR/collections/, and the production one POSTing the same document, signed per Standard Webhooks, to
- * COLLECTION_PARTNER_URL. A hand-over happens exactly once per case across crashes and retries: the document's
+ * (docs/collections.md, "The hand-over"). Two adapters (activities/collections/): a local one writing one JSON document
+ * per case under DATA_DIR/collections/, and the production one POSTing the same document, signed per Standard Webhooks,
+ * to COLLECTION_PARTNER_URL. A hand-over happens exactly once per case across crashes and retries: the document's
  * `handOverId` is stable per case and the adapters treat a repeat with the same id as the same hand-over.
  *
  * The document is the only place a debtor's CPR number leaves the database (decrypted for it alone).

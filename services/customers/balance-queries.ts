@@ -3,18 +3,18 @@ import { balanceTerms } from '../invoices/invoice-queries.ts';
 import { INVOICE_LIFECYCLE, INVOICE_STATUS, notSettledStatuses, openStatuses } from '../invoices/invoice-lifecycle.ts';
 
 /**
- * The customer balance (spec 2.2, rule 1.10): computed from invoices, credit notes, fees and payments on every read,
- * never stored. Each invoice's balance is gross + reminder fees − paid − credited, the SQL function
- * `invoice_balance_oere` (services/invoices/invoice-balance.ts), exactly as the invoice itself shows it; the customer
- * balance sums those:
+ * The customer balance (docs/api-conventions.md, "Customer balance"): computed from invoices, credit notes, fees and
+ * payments on every read, never stored. Each invoice's balance is gross + reminder fees − paid − credited, the SQL
+ * function `invoice_balance_oere` (services/invoices/invoice-balance.ts), exactly as the invoice itself shows it; the
+ * customer balance sums those:
  *
  * - outstandingOere: the positive balances of issued invoices (whatever their status);
- * - creditOere: the negative balances (≤ 0): overpayments and credits the customer holds (decisions.md);
+ * - creditOere: the negative balances (≤ 0): overpayments and credits the customer holds, not netted;
  * - overdue: an open invoice (issued, overdue or in collections) with a positive balance whose due date is before
  *   today; overdueOere, overdueCount, oldestDueDate (the earliest such due date) and daysOverdue (today − that date)
  *   describe those. An invoice in status `paid` has a balance ≤ 0 by construction, so it never counts;
  * - collectionsOere: the positive balances of invoices handed over to debt collection;
- * - pastDue: overdueOere ≥ the organisation's amount threshold and daysOverdue ≥ its days threshold (decisions.md),
+ * - pastDue: overdueOere ≥ the organisation's amount threshold and daysOverdue ≥ its days threshold,
  *   with at least one invoice overdue, so a threshold of 0 never makes a customer who owes nothing overdue.
  */
 export interface PastDueThresholds {

@@ -5,7 +5,7 @@ import { createCustomer } from './create-customer.ts';
 import { emailIndex } from './customer-queries.ts';
 
 /**
- * Inline customers on invoice creation (spec 4.4 rule 1): matched on externalReference, then cvr, then e-mail
+ * Inline customers on invoice creation: matched on externalReference, then cvr, then e-mail
  * (exact), in that order; created when none matches. An existing customer is never overwritten by the inline data.
  * The oldest match wins when several customers share a key.
  */

@@ -5,7 +5,10 @@ import { notFound } from '../shared/errors.ts';
 import { isUuid } from '../shared/ids.ts';
 import { customerBalanceRow, daysBetween, isPastDue } from './balance-queries.ts';
 
-/** GET /v1/customers/{id}/balance: computed now, with the organisation's today (spec 1.10, 2.2). */
+/**
+ * GET /v1/customers/{id}/balance: computed now, with the organisation's today (docs/api-conventions.md, "Customer
+ * balance").
+ */
 export async function getCustomerBalance(
   sql: Queryable,
   deps: { clock: Clock },

@@ -5,9 +5,9 @@ import { customerBalanceRow, daysBetween, pastDueCustomerIds } from './balance-q
 import { openStatuses } from '../invoices/invoice-lifecycle.ts';
 
 /**
- * `customer.past_due` and `customer.settled` (spec 6): fired when a customer's `pastDue` (the threshold rule of the
- * balance, balance-queries.ts) changes, and only then (rule 2: never repeatedly). `customers.past_due` holds what
- * was last announced; a transition flips it and records the event in one transaction.
+ * `customer.past_due` and `customer.settled` (docs/api-conventions.md, "Customer balance"): fired when a customer's
+ * `pastDue` (the threshold rule of the balance, balance-queries.ts) changes, and only then (never repeatedly).
+ * `customers.past_due` holds what was last announced; a transition flips it and records the event in one transaction.
  *
  * What moves `pastDue`, and where it is reconciled:
  * - a payment or a credit note on an overdue invoice can only lower what is owed overdue: the payment's and the

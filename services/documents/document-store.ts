@@ -6,7 +6,7 @@ import type { Queryable } from '../shared/db.ts';
  *
  * Documents are addressed by the SHA-256 of their bytes, so the hash an issued invoice row holds names exactly one
  * document, and storing the same bytes twice stores one document. A stored document is never changed or removed
- * (Bogføringsloven; danish-rules.md 9): the adapter, not the caller, guarantees that.
+ * (Bogføringsloven: records kept unaltered, 5 years at least): the adapter, not the caller, guarantees that.
  *
  * Both operations take the caller's queryable: with PostgreSQL the put is part of the issuing transaction, so the
  * document exists exactly when the number that points to it does. An object-store adapter writes the bytes outside

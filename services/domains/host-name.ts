@@ -1,9 +1,9 @@
 /**
- * DNS host names as the settings take them (settings-and-batch.md: "a DNS host name with at least one dot"): labels of
- * 1..63 letters, digits and hyphens, not starting or ending with a hyphen, at least two of them, 253 characters at
- * most. The name is compared and stored in lower case; one trailing dot (the absolute form) is dropped. An IPv4
- * address is not a host name (its last label is all digits), and a name in Unicode is given in its ASCII form
- * (`xn--…`), as DNS holds it.
+ * DNS host names as the settings take them ("a DNS host name with at least one dot"; docs/api-conventions.md, "Payment
+ * domain"): labels of 1..63 letters, digits and hyphens, not starting or ending with a hyphen, at least two of them,
+ * 253 characters at most. The name is compared and stored in lower case; one trailing dot (the absolute form) is
+ * dropped. An IPv4 address is not a host name (its last label is all digits), and a name in Unicode is given in its
+ * ASCII form (`xn--…`), as DNS holds it.
  */
 const LABEL = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
 const HOST_NAME = new RegExp(`^(?=.{1,253}$)${LABEL}(?:\\.${LABEL})+$`);

@@ -14,8 +14,9 @@ export interface EventRow {
 export const EVENT_COLUMNS = ['id', 'organization_id', 'type', 'entity_family', 'entity_id', 'sekvensnummer', 'occurred_at', 'data'] as const;
 
 /**
- * The one shape of an event, for webhook bodies and the pull feed alike (decisions.md): id, type, timestamp,
- * organizationId, the family block {id, sekvensnummer}, data, in that key order.
+ * The one shape of an event, for webhook bodies and the pull feed alike (docs/api-conventions.md, "Events, webhooks
+ * and the test clock", Shape): id, type, timestamp, organizationId, the family block {id, sekvensnummer}, data, in
+ * that key order.
  */
 export function toEnvelope(row: EventRow): EventEnvelope {
   return {

@@ -13,8 +13,9 @@ import { sinceInstant, uuidv7Floor } from './since.ts';
 const CLOCK_SKEW_SLACK_MS = 5 * 60 * 1000;
 
 /**
- * The pull feed (spec 4.10, 6.7): the event log, oldest first, in the exact webhook delivery shape. Keyset on the
- * time-ordered id, so paging never skips or repeats an event that was already there.
+ * The pull feed (docs/api-conventions.md, "Events, webhooks and the test clock"): the event log, oldest first, in the
+ * exact webhook delivery shape. Keyset on the time-ordered id, so paging never skips or repeats an event that was
+ * already there.
  */
 export async function listEvents(
   sql: Queryable,

@@ -2,7 +2,8 @@ import { copenhagenToday } from '../shared/clock.ts';
 
 /**
  * The instant a `since` parameter names: a date-time as given (it carries its offset), or a calendar date read as
- * midnight in Europe/Copenhagen, the organisation's calendar (decisions.md, "Semantics").
+ * midnight in Europe/Copenhagen, the organisation's calendar (docs/api-conventions.md, "Events, webhooks and the test
+ * clock", Pull feed).
  */
 export function sinceInstant(since: string): Date {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(since)) return withinStorableYears(new Date(since));

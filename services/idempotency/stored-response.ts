@@ -1,7 +1,7 @@
 import type { Keyring } from '../shared/crypto.ts';
 import type { Queryable } from '../shared/db.ts';
 
-/** A response as it is stored under an Idempotency-Key and replayed (decisions.md, idempotency). */
+/** A response as it is stored under an Idempotency-Key and replayed (docs/api-conventions.md, "Idempotency"). */
 export interface ResponseToStore {
   organizationId: string;
   key: string;
@@ -25,6 +25,6 @@ export async function storeResponse(sql: Queryable, keyring: Keyring, r: Respons
   return inserted.length === 1;
 }
 
-/** The JSON text of a success response: the envelope of decisions.md. */
+/** The JSON text of a success response: the envelope of docs/api-conventions.md, "Envelopes and errors". */
 export const responseJson = (data: unknown, meta: Record<string, unknown> | undefined): string =>
   JSON.stringify({ data: data ?? null, meta: meta ?? {} });

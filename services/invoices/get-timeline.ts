@@ -11,9 +11,10 @@ export interface TimelineItem {
 }
 
 /**
- * The invoice's timeline in the order things happened (decisions.md: items are {code, at, data}), cursor-paginated
- * like every list (spec 1.6): keyset on (at, id), with `at` carried at the database's full precision. (The position
- * goes in as text: a parameter typed timestamptz would pass through a JavaScript Date and lose the microseconds.)
+ * The invoice's timeline in the order things happened (items are {code, at, data}, the route's schema),
+ * cursor-paginated like every list (docs/api-conventions.md, "Lists"): keyset on (at, id), with `at` carried at the
+ * database's full precision. (The position goes in as text: a parameter typed timestamptz would pass through a
+ * JavaScript Date and lose the microseconds.)
  */
 export async function getTimeline(
   sql: Queryable,

@@ -1,8 +1,9 @@
 import type { DocumentLogo } from '../branding/document-logo.ts';
 
 /**
- * What an issued invoice or credit note document shows (Momsbekendtgørelsen § 58, danish-rules.md 7): everything the
- * PDF template needs, already computed and frozen. Amounts are øre; formatting is the template's job.
+ * What an issued invoice or credit note document shows (Momsbekendtgørelsen § 58; docs/api-conventions.md, "Invoices
+ * and credit notes"): everything the PDF template needs, already computed and frozen. Amounts are øre; formatting is
+ * the template's job.
  */
 export type ExemptionReason = 'ML13' | 'OMVENDT' | 'EU_VARE' | 'EKSPORT';
 

@@ -13,15 +13,15 @@ import { defineLifecycle } from '../shared/lifecycle.ts';
  *
  * - `issuing` is the short stretch between reserving an issue's number and storing its PDF (issue-invoice.ts,
  *   finish-issue.ts); readers show it as a locked draft.
- * - `overdue` and `collections` are stored statuses, written by the engines and not derived from the due date on
- *   read (decisions.md "Invoices", reminders-and-collection.md): the reminder engine writes `overdue` with the first
- *   reminder of an invoice (`remind`), the collection hand-over writes `collections` (`handOver`). An invoice past its
- *   due date that no reminder has acted on is still `issued`; queries that need "past due" ask for an open status and
- *   `due_date < today`.
+ * - `overdue` and `collections` are stored statuses, written by the engines and not derived from the due date on read
+ *   (docs/api-conventions.md, "Invoices and credit notes", Statuses): the reminder engine writes `overdue` with the
+ *   first reminder of an invoice (`remind`), the collection hand-over writes `collections` (`handOver`). An invoice
+ *   past its due date that no reminder has acted on is still `issued`; queries that need "past due" ask for an open
+ *   status and `due_date < today`.
  * - `paid` is written only by the payment that brings a positive balance to 0 or below (book-payment.ts); the
  *   customer balance relies on a `paid` invoice's balance never being above 0 (balance-queries.ts).
- * - A credit note changes no status: the credited invoice stays where it is (decisions.md: a fully credited invoice
- *   stays `issued` with balance 0), and the credit note itself is inserted as `issued` and never changes
+ * - A credit note changes no status: the credited invoice stays where it is (docs/api-conventions.md: a fully credited
+ *   invoice stays `issued` with balance 0), and the credit note itself is inserted as `issued` and never changes
  *   (credit-invoice.ts). New drafts are inserted as `draft` (create-invoice.ts); a draft is deleted, never moved back.
  *
  * The same lists live in SQL, where this module cannot reach them, and test/unit/invoice-lifecycle.test.ts checks

@@ -61,12 +61,14 @@ export interface LineRow {
 /**
  * The select list every invoice read uses. paidOere is the sum of the invoice's payments (all of each amount: an
  * overpayment takes the balance below 0, the customer's credit); creditedOere is the gross of the credit note that
- * credits this invoice; reminderFeeOere is the sum of its reminder fees. All are computed on every read (spec 1.10),
- * never stored. The customer balance (services/customers/balance-queries.ts) sums the same three sources.
+ * credits this invoice; reminderFeeOere is the sum of its reminder fees. All are computed on every read
+ * (docs/api-conventions.md, "Payments and balances"), never stored. The customer balance
+ * (services/customers/balance-queries.ts) sums the same three sources.
  */
 /**
- * The terms of invoice `i`'s balance (spec 1.10), as SQL over the alias `i`: what every reader sums the same way. The
- * balance itself is `invoice_balance_oere` over them, or `invoiceBalanceOere` of a row read (invoice-balance.ts).
+ * The terms of invoice `i`'s balance (gross + reminder fees − paid − credited, never stored), as SQL over the alias
+ * `i`: what every reader sums the same way. The balance itself is `invoice_balance_oere` over them, or
+ * `invoiceBalanceOere` of a row read (invoice-balance.ts).
  */
 export const balanceTerms = (sql: Queryable) => ({
   paid: sql`coalesce((SELECT sum(p.amount_oere) FROM payments p

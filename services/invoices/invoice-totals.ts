@@ -1,7 +1,7 @@
 import { DomainError, type ErrorDetail } from '../shared/errors.ts';
 
 /**
- * Invoice arithmetic (danish-rules.md 8), exact and pure.
+ * Invoice arithmetic (docs/api-conventions.md, "Invoices and credit notes", Arithmetic), exact and pure.
  *
  * - Line base = round(quantity × unitPriceOere); discount = the amount given, or round(base × percent / 100);
  *   line net = base − discount. Rounding is half away from zero, to whole øre.

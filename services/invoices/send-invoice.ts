@@ -7,7 +7,7 @@ import { FAILED_SEND_STATUS, INVOICE_SEND_LIFECYCLE, INVOICE_SEND_TRANSITIONS, Q
 import { loadBuyer } from './document-parties.ts';
 import { recordTimeline } from './record-timeline.ts';
 
-/** `meta.send` of a send (spec 4.4 rule 3). */
+/** `meta.send` of a send (docs/api-conventions.md, "Invoices and credit notes", Sending). */
 export type SendMeta = { status: 'sent' } | { status: 'failed'; code: string };
 
 /** Starts the mail workflow for an invoice whose send was just committed. Implemented over Restate. */

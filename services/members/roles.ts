@@ -27,8 +27,8 @@ export const isRole = (key: string): boolean => ROLE_KEYS.includes(key);
 export const ADMIN_ROLE = 'admin';
 
 /**
- * GET /v1/roles: the catalogue as a list like every other (decisions.md, "Envelopes"): `limit` 1..200 (default 50),
- * `meta.nextCursor` null on the last page. Three roles fit one page unless a smaller limit asks for more.
+ * GET /v1/roles: the catalogue as a list like every other (docs/api-conventions.md, "Lists"): `limit` 1..200 (default
+ * 50), `meta.nextCursor` null on the last page. Three roles fit one page unless a smaller limit asks for more.
  */
 export function listRoles(keyring: Keyring, organizationId: string, q: { limit?: number; cursor?: string }): { items: Role[]; nextCursor: string | null } {
   const limit = q.limit ?? 50;

@@ -1,4 +1,7 @@
-/** The seller's details printed on documents; set by `create-org` and `update-org` (decisions.md, operator command). */
+/**
+ * The seller's details printed on documents; set by the operator command's `create-org` and `update-org`
+ * (services/admin).
+ */
 export interface SellerDetails {
   street?: string;
   postalCode?: string;

@@ -1,5 +1,5 @@
 /**
- * An organisation's plan (reminders-and-collection.md "Reminder flows"): `standard` (the default) or `pro`. Only `pro`
+ * An organisation's plan (docs/reminder-flows.md, "The plan"): `standard` (the default) or `pro`. Only `pro`
  * includes reminder flows; every `/v1/reminder-flows…` route answers 403 `plan_required` without it, right after
  * authentication. Set by the operator command (`create-org --plan`, `update-org --plan`).
  */

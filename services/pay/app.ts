@@ -22,11 +22,11 @@ import { payPageRoutes } from './routes/pay-page.ts';
 import { registerStartLinkPages } from './routes/start-link-pages.ts';
 
 /**
- * The hosted pay page (spec 2.5, rule 1.11): a Fastify service of its own, apart from the API. It has no API keys
- * and no tenant context: a link reference (128 random bits) or a payment code (rate-limited) leads to one invoice.
- * It shows the creditor, the invoice and its balance read at that moment, opens a checkout with the payment provider
- * for that balance, and receives the provider's signed callbacks, which alone book payments. Card data is entered
- * on the provider's page and never reaches this service or the API.
+ * The hosted pay page (docs/api-conventions.md, "Payment links, pay page and receipts"): a Fastify service of its own,
+ * apart from the API. It has no API keys and no tenant context: a link reference (128 random bits) or a payment code
+ * (rate-limited) leads to one invoice. It shows the creditor, the invoice and its balance read at that moment, opens a
+ * checkout with the payment provider for that balance, and receives the provider's signed callbacks, which alone book
+ * payments. Card data is entered on the provider's page and never reaches this service or the API.
  *
  * Routes: `GET /` (enter a code), `POST /code`, `GET /p/{reference}`, `POST /p/{reference}/checkout`,
  * `GET /p/{reference}/return`, `POST /callbacks/{provider}`, `GET /assets/pay.css`, `GET /healthz`, plus the

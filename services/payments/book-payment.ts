@@ -41,8 +41,9 @@ export interface BookedPayment {
 }
 
 /**
- * Books one payment on an invoice, exactly once per booking key (spec 1.5), in the caller's transaction: the manual
- * registration route runs it inside `mutate`, a payment provider's callback in a transaction of its own.
+ * Books one payment on an invoice, exactly once per booking key (docs/api-conventions.md, "Payments and balances"), in
+ * the caller's transaction: the manual registration route runs it inside `mutate`, a payment provider's callback in a
+ * transaction of its own.
  *
  * The invoice row is locked first and its balance read in a later statement, so that statement's snapshot already
  * holds every payment committed by earlier lock holders: concurrent payments on one invoice see each other's

@@ -16,7 +16,7 @@ export interface PayView {
   invoiceNumber: number;
   dueDate: string | null;
   grossOere: number;
-  /** Computed on this read (spec 1.10): gross + fees − paid − credited. */
+  /** Computed on this read, never stored: gross + fees − paid − credited. */
   balanceOere: number;
   /** The customer's document language, the page's default when the browser states no preference we have. */
   customerLanguage: 'da' | 'en';
@@ -67,7 +67,8 @@ export interface CheckoutDeps {
 }
 
 /**
- * The customer chose to pay: opens a checkout with the provider for the invoice's balance at this moment (spec 2.5).
+ * The customer chose to pay: opens a checkout with the provider for the invoice's balance at this moment
+ * (docs/api-conventions.md, "Payment links, pay page and receipts", Paying).
  *
  * The checkout row is committed before the provider is called, so every callback finds it. A second click, another
  * tab or a reload within a few minutes, with the balance, method and language unchanged, gets the same provider

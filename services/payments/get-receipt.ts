@@ -7,9 +7,9 @@ import { isUuid } from '../shared/ids.ts';
 export const RECEIPT_RETRY_AFTER_SECONDS = 2;
 
 /**
- * A payment's receipt PDF exactly as stored, verified against its SHA-256 (decisions.md: `receipt_not_ready` is a
- * 404 with Retry-After). An unknown payment, or another organisation's, is `payment_not_found`; a payment whose
- * receipt is not rendered yet is `receipt_not_ready`.
+ * A payment's receipt PDF exactly as stored, verified against its SHA-256 (docs/api-conventions.md, "Payment links, pay
+ * page and receipts": `receipt_not_ready` is a 404 with Retry-After). An unknown payment, or another organisation's, is
+ * `payment_not_found`; a payment whose receipt is not rendered yet is `receipt_not_ready`.
  */
 export async function getReceipt(
   sql: Queryable,

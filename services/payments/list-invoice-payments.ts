@@ -5,7 +5,10 @@ import { notFound } from '../shared/errors.ts';
 import { isUuid } from '../shared/ids.ts';
 import { listPayments } from './list-payments.ts';
 
-/** One invoice's payments, newest registration first (spec 4.5); an unknown or foreign invoice is its 404. A credit note has none. */
+/**
+ * One invoice's payments, newest registration first (docs/api-conventions.md, "Payments and balances", Lists); an
+ * unknown or foreign invoice is its 404. A credit note has none.
+ */
 export async function listInvoicePayments(
   sql: Queryable,
   keyring: Keyring,

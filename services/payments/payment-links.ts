@@ -7,9 +7,10 @@ import { PAYMENT_DOMAIN_LIFECYCLE, VERIFIED_DOMAIN } from '../domains/payment-do
 import { isIssued } from '../invoices/invoice-lifecycle.ts';
 
 /**
- * Payment links (spec 2.5, decisions.md "Shapes"): one per issued invoice, created on the first request and the same
- * ever after. The reference (128 random bits) is the link's path and cannot be guessed; the payment code (40 random
- * bits) is short enough to type from a paper invoice, so the pay page rate-limits code look-ups (services/pay).
+ * Payment links (docs/api-conventions.md, "Payment links, pay page and receipts"): one per issued invoice, created on
+ * the first request and the same ever after. The reference (128 random bits) is the link's path and cannot be guessed;
+ * the payment code (40 random bits) is short enough to type from a paper invoice, so the pay page rate-limits code
+ * look-ups (services/pay).
  */
 
 /** Crockford base32: no I, L, O or U, so nothing a person reads off paper is ambiguous. */

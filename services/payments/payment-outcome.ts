@@ -10,10 +10,10 @@ export interface Settlement {
 }
 
 /**
- * What a payment of `amountOere` does to an invoice whose balance is `balanceBeforeOere` (decisions.md, payment
- * outcomes): `partial` while a balance remains, `paid_in_full` when it is exactly 0, `registered` when the invoice
- * was settled already (balance ≤ 0: paid, or credited) or the payment goes beyond the balance. Nothing is lost: the
- * whole amount counts as paid, and what exceeds the balance shows as the customer's credit.
+ * What a payment of `amountOere` does to an invoice whose balance is `balanceBeforeOere` (docs/api-conventions.md,
+ * "Payments and balances"): `partial` while a balance remains, `paid_in_full` when it is exactly 0, `registered` when
+ * the invoice was settled already (balance ≤ 0: paid, or credited) or the payment goes beyond the balance. Nothing is
+ * lost: the whole amount counts as paid, and what exceeds the balance shows as the customer's credit.
  */
 export function settlePayment(balanceBeforeOere: number, amountOere: number): Settlement {
   if (!Number.isSafeInteger(balanceBeforeOere) || !Number.isSafeInteger(amountOere) || amountOere < 1) {

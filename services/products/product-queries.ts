@@ -53,9 +53,10 @@ export function toAccount(r: AccountRow): Account {
 }
 
 /**
- * A zero rate is only lawful with a stated exemption (it is printed on the invoice): spec 2.3, "`vatRateBps` 0
- * requires `vatExemptionReason`". That is the whole rule for a product; a reason kept beside a taxed rate is stored as
- * given. Checked on the product as it will be stored, so a PATCH cannot get around it.
+ * A zero rate is only lawful with a stated exemption (it is printed on the invoice): `vatRateBps` 0 requires
+ * `vatExemptionReason` (docs/api-conventions.md, "Customers, departments, products, accounts"). That is the whole rule
+ * for a product; a reason kept beside a taxed rate is stored as given. Checked on the product as it will be stored, so
+ * a PATCH cannot get around it.
  */
 export function assertVatConsistent(vatRateBps: number, reason: VatExemptionReason | null): void {
   if (vatRateBps === 0 && reason === null) {

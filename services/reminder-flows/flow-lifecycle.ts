@@ -1,7 +1,7 @@
 import { defineLifecycle } from '../shared/lifecycle.ts';
 
 /**
- * The reminder-flow version lifecycle as data (spec 3.3; reminders-and-collection.md "Reminder flows"):
+ * The reminder-flow version lifecycle as data (docs/reminder-flows.md, "Versions, states and four-eyes"):
  *
  *   draft → approved (four-eyes) → active ⇄ inactive; activating one version makes the organisation's previously
  *   active version (of any key) inactive.

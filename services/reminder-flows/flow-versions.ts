@@ -13,9 +13,9 @@ import { uuidv7 } from '../shared/ids.ts';
 import { ACTIVE_FLOW_STATE, FLOW_LIFECYCLE, FLOW_TRANSITIONS, INITIAL_FLOW_STATE, transitionTarget, type FlowState, type FlowTransition } from './flow-lifecycle.ts';
 
 /**
- * Reminder-flow versions of one organisation (reminders-and-collection.md "Reminder flows"): create (the key's next
- * version), read, list per key, and the guarded state changes of flow-lifecycle.ts. Creation and activation of one
- * organisation are serialised by a transaction-scoped advisory lock, so version numbers never collide and two
+ * Reminder-flow versions of one organisation (docs/reminder-flows.md, "Versions, states and four-eyes"): create (the
+ * key's next version), read, list per key, and the guarded state changes of flow-lifecycle.ts. Creation and activation
+ * of one organisation are serialised by a transaction-scoped advisory lock, so version numbers never collide and two
  * activations never meet at the one-active-version index.
  */
 

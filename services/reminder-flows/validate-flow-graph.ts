@@ -3,7 +3,7 @@ import { HAND_OVER_AFTER_DAYS, MAX_NUMBERED_REMINDERS, STATUTORY_FEE_OERE } from
 import { DomainError, type ErrorDetail } from '../shared/errors.ts';
 
 /**
- * Judges a flow graph (reminders-and-collection.md "Reminder flows"; docs/reminder-flows.md) and reports EVERY rule it
+ * Judges a flow graph (docs/reminder-flows.md, "The graph") and reports EVERY rule it
  * breaks, one detail per problem, each at a JSON pointer from the request body's root (`/graph/steps/2/daysAfterDue`).
  * The shape first (types, bounds, unknown keys), then the rules across steps, which are judged on the steps whose
  * own fields are valid, once per customer type (a step without `when.customerType` counts for both):

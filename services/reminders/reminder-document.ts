@@ -10,7 +10,7 @@ import { findVerifiedPaymentDomain, formatPaymentCode, paymentLinkUrl } from '..
 
 /**
  * What a reminder document shows (a "rykker", or the free payment reminder; the last reminder of a plan is also the
- * demand letter, påkrav: danish-rules.md 4): the parties as printed on the invoice, the invoice it reminds of, what is
+ * demand letter, påkrav: Inkassoloven § 10): the parties as printed on the invoice, the invoice it reminds of, what is
  * owed as of the reminder, the new deadline and how to pay. Amounts are øre; formatting is the template's job.
  */
 export interface ReminderDocumentView {

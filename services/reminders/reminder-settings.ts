@@ -2,7 +2,7 @@ import { STATUTORY_FEE_OERE } from '../law/danish-law.ts';
 import type { Queryable } from '../shared/db.ts';
 
 /**
- * An organisation's reminder settings (spec 2.6; docs/api-conventions.md, "Reminder settings"): what the API shows
+ * An organisation's reminder settings (docs/api-conventions.md, "Reminder settings"): what the API shows
  * and takes, and what the dunning engine plans with. Every step not yet taken follows the settings as they are when
  * it is planned.
  */

@@ -1,7 +1,7 @@
 /**
  * Business time. Every business rule reads "today" from here, never from Date directly, so that sandbox
  * organisations can later run on a test clock. An organisation's today is the calendar date in Europe/Copenhagen
- * (decisions.md, "Semantics").
+ * (docs/architecture.md, "Time-driven work").
  */
 export interface Clock {
   now(organizationId: string): Promise<Date>;

@@ -17,7 +17,9 @@ export interface Config {
   workflowsHost: string;
   /** The endpoint's address as restate-server reaches it; derived from host and port when unset. */
   workflowsUrl: string | undefined;
-  /** Stored idempotent responses are purged after this many days (decisions.md: at least 30). */
+  /**
+   * Stored idempotent responses are purged after this many days (docs/api-conventions.md, "Idempotency": at least 30).
+   */
   idempotencyRetentionDays: number;
   rateLimitDefault: number;
   rateLimitDocument: number;
@@ -73,7 +75,8 @@ const int = (name: string, raw: string | undefined, dflt: number): number => {
   return n;
 };
 
-// The contract promises a minimum (e.g. 30 days of idempotent replays); a smaller setting would silently break it.
+// The API promises a minimum (30 days of idempotent replays, docs/api-conventions.md "Idempotency"); a smaller
+// setting would silently break it.
 const atLeast = (name: string, n: number, min: number): number => {
   if (n < min) throw new Error(`${name} must be at least ${min}, got ${n}`);
   return n;
@@ -113,7 +116,7 @@ const mailAddress = (name: string, raw: string): string => {
 /** The pay service's port when PAY_PORT is unset and nothing chose another one. */
 export const DEFAULT_PAY_PORT = 3001;
 
-/** PAY_BASE_URL, else the pay service's own loopback address (decisions.md, shapes). */
+/** PAY_BASE_URL, else the pay service's own loopback address: the base of every payment link's `url`. */
 export function payBaseUrl(config: Pick<Config, 'payBaseUrl' | 'payHost' | 'payPort'>): string {
   if (config.payBaseUrl) return config.payBaseUrl.replace(/\/+$/, '');
   const host = callableHost(config.payHost);

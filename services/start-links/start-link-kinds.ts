@@ -1,7 +1,7 @@
 import { randomBytesPooled, sha256 } from '../shared/crypto.ts';
 
 /**
- * The three start links (settings-and-batch.md, "Start links"): steps of an organisation's setup that a person
+ * The three start links (docs/api-conventions.md, "Start links"): steps of an organisation's setup that a person
  * completes on a hosted page rather than an integrator through the API. Each kind has the final status its session
  * reports once completed, and the path of its page on the pay service (pages of the `test` provider).
  */

@@ -1,6 +1,7 @@
 /**
- * A subscription's billing periods, as pure calendar arithmetic on `YYYY-MM-DD` dates (subscriptions.md, "Periods").
- * No clock, no database: callers pass "today" (the organisation's business date) where a rule needs it.
+ * A subscription's billing periods, as pure calendar arithmetic on `YYYY-MM-DD` dates (docs/api-conventions.md,
+ * "Subscriptions", Periods). No clock, no database: callers pass "today" (the organisation's business date) where a
+ * rule needs it.
  *
  * - Period k (k = 0, 1, …) starts on startDate + k × interval and ends the day before period k + 1 starts. A week is
  *   7 days; months and years are counted from the start, never from the previous period, and clamp to the month's

@@ -21,7 +21,7 @@ import {
   type SubscriptionRow,
 } from './subscription-queries.ts';
 
-/** How long a run waits for another run's lease (subscriptions.md, "The schedule"). */
+/** How long a run waits for another run's lease (docs/api-conventions.md, "Subscriptions", The lease). */
 export const RUN_LEASE_WAIT = '10s';
 
 export const notDue = () => new DomainError('subscription_not_due', 'No period of the subscription is due: its next invoice date is after today.');

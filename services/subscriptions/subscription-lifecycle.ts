@@ -5,7 +5,7 @@ import { DomainError } from '../shared/errors.ts';
 import { defineLifecycle } from '../shared/lifecycle.ts';
 
 /**
- * The subscription lifecycle as data (api-spec.md 3.2, subscriptions.md "Routes"):
+ * The subscription lifecycle as data (docs/api-conventions.md, "Subscriptions", Transitions):
  *
  *   (create) → active; active → paused (pause); paused → active (resume); active | paused → cancelled (cancel, or the
  *   end: the last period was invoiced, or endDate passed). `cancelled` is final.

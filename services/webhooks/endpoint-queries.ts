@@ -17,7 +17,10 @@ export interface EndpointRow {
 /** Everything but the secrets, which only the signing step and the create/rotate answers ever read. */
 export const ENDPOINT_COLUMNS = ['id', 'organization_id', 'url', 'event_types', 'description', 'active', 'created_at', 'updated_at'] as const;
 
-/** Endpoints per organisation (spec 8). */
+/**
+ * Endpoints per organisation: the eleventh is `422 webhook_endpoint_limit` (docs/api-conventions.md, "Events, webhooks
+ * and the test clock").
+ */
 export const MAX_ENDPOINTS = 10;
 
 export const toEndpoint = (r: EndpointRow): WebhookEndpoint => ({

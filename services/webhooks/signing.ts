@@ -12,7 +12,10 @@ export const SECRET_PREFIX = 'whsec_';
 /** 32 random bytes: the Standard Webhooks range is 24..64. */
 export const newSigningSecret = (): string => `${SECRET_PREFIX}${randomBytesPooled(32).toString('base64')}`;
 
-/** How long the previous secret keeps signing after a rotation (spec 5.8, limits). */
+/**
+ * How long the previous secret keeps signing after a rotation (docs/api-conventions.md, "Events, webhooks and the test
+ * clock", Signing).
+ */
 export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
 
 export function sign(secret: string, messageId: string, timestampSec: number, body: string): string {

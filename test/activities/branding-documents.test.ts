@@ -57,7 +57,7 @@ async function greenPixels(pdf: Buffer): Promise<number> {
 }
 
 /**
- * The light logo on documents (settings-and-batch.md, "Branding"): invoices, credit notes, reminders and receipts
+ * The light logo on documents (docs/api-conventions.md, "Branding"): invoices, credit notes, reminders and receipts
  * issued after an upload print it, read back from the stored PDF with pdfimages; a document keeps the logo of its
  * issue, also when its PDF is rendered after the logo changed (an issue's reservation, a reminder or a receipt rendered
  * after their commit), and a stored PDF never changes.

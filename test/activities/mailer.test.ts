@@ -169,7 +169,8 @@ describe('SMTP mailer', () => {
   });
 
   it('refuses a recipient that is not one address, before connecting', async () => {
-    // The API stores any e-mail string (the spec sets only a length); what cannot be a mailbox fails here, for good.
+    // The API stores any e-mail string (docs/api-conventions.md sets only a length); what cannot be a mailbox fails
+    // here, for good.
     for (const to of ['ida@kunde.dk, ole@andet.dk', 'not-an-address', 'ida@kunde']) {
       const err = await rejection(createSmtpMailer('smtp://127.0.0.1:9', () => {}).send(mail({ to })));
       assert.equal(err.permanent, true, to);

@@ -7,7 +7,7 @@ import { call, createTestKey, createTestOrg, newIdempotencyKey, startTestApp, te
 import { revokeApiKey } from '../../services/organizations/revoke-api-key.ts';
 import { DomainError } from '../../services/shared/errors.ts';
 
-/** Rules that hold on every route (spec 1, 5, 7, 8; decisions.md), provoked one error code at a time. */
+/** Rules that hold on every route (docs/api-conventions.md), provoked one error code at a time. */
 describe('API rules', () => {
   let t: TestApp;
   let org: TestOrg;

@@ -5,8 +5,8 @@ import type { Clock } from '../../services/shared/clock.ts';
 import { uuidv7 } from '../../services/shared/ids.ts';
 
 /**
- * Customer balances (spec 2.2, rule 1.10) computed from invoices, credit notes, fees and payments with the
- * organisation's today, and the pastDue filter of the customer list, which must agree with them.
+ * Customer balances (docs/api-conventions.md, "Customer balance") computed from invoices, credit notes, fees and
+ * payments with the organisation's today, and the pastDue filter of the customer list, which must agree with them.
  */
 
 

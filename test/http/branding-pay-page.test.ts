@@ -7,7 +7,7 @@ import { startTestPay, type TestPay } from '../helpers/pay.ts';
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
 /**
- * The organisation's light logo on the hosted pay page (settings-and-batch.md, "Branding"): the invoice page shows it
+ * The organisation's light logo on the hosted pay page (docs/api-conventions.md, "Branding"): the invoice page shows it
  * beside the creditor's name, linked under the link's own path by the image's hash and served by the pay service, so
  * the page's Content-Security-Policy stays `img-src 'self'`.
  */

@@ -17,7 +17,7 @@ import { TEST_MASTER_KEY } from '../helpers/context.ts';
 import { createKeyring } from '../../services/shared/crypto.ts';
 
 /**
- * POST /v1/cases and GET /v1/cases/{id} (spec 2.8, 4.9; reminders-and-collection.md "Collect and collection cases"):
+ * POST /v1/cases and GET /v1/cases/{id} (docs/api-conventions.md, "Collection cases"; docs/collections.md):
  * the body's bounds with their pointers, the 64 KiB limit, the claims' due dates against the organisation's today,
  * the status object, replays and conflicts by externalReference, the gap-free case numbers, sag.oprettet, and the
  * personal data: encrypted at rest, and the CPR number nowhere but in its ciphertext.

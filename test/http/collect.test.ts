@@ -4,7 +4,7 @@ import { reminderSettingsBody } from '../helpers/reminders.ts';
 import { addDays } from '../../services/shared/clock.ts';
 
 /**
- * POST /v1/invoices/{id}/collect (reminders-and-collection.md, "Collect and collection cases"; spec 4.4) through the
+ * POST /v1/invoices/{id}/collect (docs/collections.md, "Collect: from an invoice to a case") through the
  * real app: the refusals in their order, the case and the invoice's hand-over in one transaction, the repeat and the
  * race answered with the same case. There is no workflow engine in this tier: the case stays in OPRETTET with its
  * wake-index row due.

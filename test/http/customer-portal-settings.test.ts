@@ -75,7 +75,7 @@ describe('customer portal settings: GET/PATCH /v1/customer-portal, POST /v1/cust
     assert.deepEqual(empty.body.data, { ...expected, active: false, primaryColor: null });
   });
 
-  it('every palette of spec 2.10 is taken; subdomains of 3 and 40 characters are', async () => {
+  it('every palette of the settings is taken; subdomains of 3 and 40 characters are', async () => {
     const org = await createTestOrg();
     assert.equal(PALETTES.length, 18);
     for (const palette of PALETTES) {
@@ -92,7 +92,7 @@ describe('customer portal settings: GET/PATCH /v1/customer-portal, POST /v1/cust
     }
   });
 
-  it('spec 2.10 bounds: 400 validation_failed with the pointer of the field, nothing stored', async () => {
+  it('the settings\' bounds: 400 validation_failed with the pointer of the field, nothing stored', async () => {
     const org = await createTestOrg();
     const cases: [Record<string, unknown>, string][] = [
       [{ subdomain: 'ab' }, '/subdomain'],

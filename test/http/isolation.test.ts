@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { call, createTestOrg, startTestApp, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
 
 /**
- * Tenant isolation on every route: another organisation's id answers exactly like an unknown id (spec 5.7), lists
- * and filters never show another organisation's rows, and nothing of theirs changes.
+ * Tenant isolation on every route: another organisation's id answers exactly like an unknown id
+ * (docs/api-conventions.md, "Requests", Ids), lists and filters never show another organisation's rows, and nothing of
+ * theirs changes.
  */
 describe('two-organisation isolation', () => {
   let t: TestApp;

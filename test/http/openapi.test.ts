@@ -44,12 +44,12 @@ describe('OpenAPI document and docs page', () => {
     assert.deepEqual(res.body.components.securitySchemes.bearerAuth, {
       type: 'http', scheme: 'bearer', description: 'API key: sk_live_… or sk_test_…',
     });
-    // Spec 5.1: bearer authentication is the document's default; the open operations opt out.
+    // Bearer authentication is the document's default; the open operations opt out.
     assert.deepEqual(res.body.security, [{ bearerAuth: [] }]);
     for (const [path, ops] of Object.entries(res.body.paths as Record<string, Record<string, { security?: unknown[] }>>)) {
       for (const [method, op] of Object.entries(ops)) assert.ok(Array.isArray(op.security), `${method} ${path} states its security`);
     }
-    // A request the spec describes as "none" documents no body; an all-optional body is not required.
+    // A request that takes no body documents none; an all-optional body is not required.
     const paths = res.body.paths as Record<string, Record<string, { requestBody?: { required?: boolean }; parameters?: { in: string }[] }>>;
     assert.equal(paths['/v1/invoices/{invoiceId}/send']!.post!.requestBody, undefined);
     assert.equal(paths['/v1/webhook-endpoints/{endpointId}/rotate-secret']!.post!.requestBody, undefined);

@@ -5,9 +5,9 @@ import { daysBetween } from '../../services/customers/balance-queries.ts';
 import { copenhagenToday } from '../../services/shared/clock.ts';
 
 /**
- * customer.past_due and customer.settled (spec 6, rule 2): fired on the transition of the balance's pastDue (default
- * thresholds 10 000 øre and 14 days), never repeatedly; by a test clock advance, by a payment or credit note in its
- * own transaction, and by the sweep for everything else.
+ * customer.past_due and customer.settled (docs/api-conventions.md, "Customer balance"): fired on the transition of the
+ * balance's pastDue (default thresholds 10 000 øre and 14 days), never repeatedly; by a test clock advance, by a
+ * payment or credit note in its own transaction, and by the sweep for everything else.
  */
 describe('customer.past_due and customer.settled', () => {
   let t: TestApp;

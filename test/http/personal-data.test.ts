@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { call, createTestOrg, startTestApp, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
 
-/** E-mail addresses and phone numbers are encrypted at rest and never logged (design 5, spec 2.2). */
+/**
+ * E-mail addresses and phone numbers are encrypted at rest and never logged (docs/api-conventions.md, "Requests",
+ * Logs).
+ */
 describe('personal data at rest and in logs', () => {
   let t: TestApp;
   let org: TestOrg;

@@ -198,7 +198,7 @@ describe('Products', () => {
       assert.equal(await productCount(org.organizationId), before);
     });
 
-    it('stores a vatExemptionReason beside a non-zero rate as given (spec 2.3 only requires it for 0)', async () => {
+    it('stores a vatExemptionReason beside a non-zero rate as given (the rule only requires it for 0)', async () => {
       const res = await create({ ...widget, sku: sku(), vatRateBps: 2500, vatExemptionReason: 'ML13' });
       assert.equal(res.status, 201, res.raw);
       assert.deepEqual([res.body.data.vatRateBps, res.body.data.vatExemptionReason], [2500, 'ML13']);

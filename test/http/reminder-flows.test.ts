@@ -3,7 +3,7 @@ import { call, createTestKey, createTestOrg, startTestApp, testDb, type ApiRespo
 import { SCOPES } from '../../contracts/scopes.ts';
 import { STANDARD_FLOW } from '../../services/reminder-flows/standard-flow.ts';
 
-/** /v1/reminder-flows (reminders-and-collection.md "Reminder flows"; docs/reminder-flows.md) through the real app. */
+/** /v1/reminder-flows (docs/reminder-flows.md) through the real app. */
 describe('reminder flows', () => {
   let t: TestApp;
   const sql = () => testDb().db.sql;

@@ -17,8 +17,8 @@ import { updateOrganization } from '../../services/organizations/update-organiza
 import { addDays } from '../../services/shared/clock.ts';
 
 /**
- * GET and POST /v1/invoices/{id}/reminders (reminders-and-collection.md, "Reminder history and ad-hoc reminders";
- * spec 4.7): the history with the engine's next planned step, and the ad-hoc reminder through the real app. There is
+ * GET and POST /v1/invoices/{id}/reminders (docs/api-conventions.md, "Reminders"; docs/reminders.md, "Ad-hoc
+ * reminders"): the history with the engine's next planned step, and the ad-hoc reminder through the real app. There is
  * no workflow engine in this tier: a manual reminder's row is written with `delivery: 'pending'`, its document and mail
  * follow through the engine elsewhere. Invoices get past due on each organisation's sandbox test clock.
  */

@@ -34,7 +34,10 @@ const deliveries = async (endpointId: string) =>
       SELECT event_id, status, round, attempts FROM webhook_deliveries WHERE endpoint_id = ${endpointId} ORDER BY event_id`
   ).map((r) => ({ ...r }));
 
-/** Replay semantics (spec 6.6): what is re-queued, what is enqueued, what is never touched, and the limits. */
+/**
+ * Replay semantics (docs/api-conventions.md, "Events, webhooks and the test clock", Replay): what is re-queued, what is
+ * enqueued, what is never touched, and the limits.
+ */
 describe('webhook replay', () => {
   let t: TestApp;
   before(async () => {

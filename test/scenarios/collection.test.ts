@@ -8,7 +8,7 @@ import { startScenario, type Invoice, type Scenario } from '../helpers/scenario.
 import { runScript, type Run } from '../helpers/scripts.ts';
 
 /**
- * Collection cases on a sandbox clock (reminders-and-collection.md, "Collect and collection cases"): an invoice is
+ * Collection cases on a sandbox clock (docs/collections.md): an invoice is
  * reminded, collected, its påkrav taken over or sent, and the case handed to the local collection partner on the
  * påkrav date + 11 days; a payment closes it; the operator withdraws one. Real restate-server, PostgreSQL, Chromium
  * and an SMTP server on loopback; the partner writes one JSON file per hand-over into the scenario's directory.

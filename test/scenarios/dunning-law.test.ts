@@ -8,11 +8,11 @@ import { startScenario, type Invoice, type Scenario } from '../helpers/scenario.
 import { reminderSettingsBody } from '../helpers/reminders.ts';
 
 /**
- * The dunning engine walked through the calendar as the law reads (danish-rules items 1–6, the reminder decisions):
- * each story issues invoices through the public API on a sandbox organisation, moves its clock, and reads the
- * reminder history, fees, channels, timeline, events, mails and letters the engine left. Every date is computed
- * from the invoice's due date. Each story has its own customers; stories needing other reminder settings replace
- * them first (settings are per organisation; open invoices of earlier stories have nothing left to take soon).
+ * The dunning engine walked through the calendar as the law reads (docs/reminders.md, "The law" and "Decisions the
+ * engine takes"): each story issues invoices through the public API on a sandbox organisation, moves its clock, and
+ * reads the reminder history, fees, channels, timeline, events, mails and letters the engine left. Every date is
+ * computed from the invoice's due date. Each story has its own customers; stories needing other reminder settings
+ * replace them first (settings are per organisation; open invoices of earlier stories have nothing left to take soon).
  */
 
 interface HistoryItem {

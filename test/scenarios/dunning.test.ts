@@ -5,9 +5,9 @@ import { startScenario, type Invoice, type Scenario } from '../helpers/scenario.
 import { reminderSettingsBody } from '../helpers/reminders.ts';
 
 /**
- * The dunning engine on a sandbox clock, as the law reads (danish-rules items 1–6; the reminder decisions): each
- * story issues invoices through the API, moves the organisation's clock, and reads the history, the fees, the mails
- * and the events the engine left. Real restate-server, PostgreSQL, Chromium and an SMTP server on loopback.
+ * The dunning engine on a sandbox clock, as the law reads (docs/reminders.md, "The law" and "Decisions the engine
+ * takes"): each story issues invoices through the API, moves the organisation's clock, and reads the history, the fees,
+ * the mails and the events the engine left. Real restate-server, PostgreSQL, Chromium and an SMTP server on loopback.
  */
 describe('scenario: dunning', function () {
   this.timeout(180_000);

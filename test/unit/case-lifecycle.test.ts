@@ -19,7 +19,7 @@ import { EVENT_TYPES } from '../../contracts/events.ts';
 const migration = readFileSync(join(import.meta.dirname, '..', '..', 'services', 'db', 'migrations', '016_collection_cases.sql'), 'utf8');
 const literals = (schema: unknown): string[] => (schema as { anyOf: { const: string }[] }).anyOf.map((s) => s.const);
 
-/** The collection case lifecycle of reminders-and-collection.md, as data the case workflow follows. */
+/** The collection case lifecycle of docs/collections.md, as data the case workflow follows. */
 describe('case lifecycle', () => {
   it('has the five states, in the API contract and in the CHECK on collection_cases.state', () => {
     assert.deepEqual([...CASE_STATES], ['OPRETTET', 'PAAKRAV_SENDT', 'OVERDRAGET', 'AFSLUTTET', 'TILBAGEKALDT']);
@@ -45,7 +45,7 @@ describe('case lifecycle', () => {
     assert.deepEqual(literals(CaseStatusFlag), ['aktiv', 'afventer', 'lukket']);
   });
 
-  it('has the transitions of reminders-and-collection.md, each with its own sag.* event', () => {
+  it('has the transitions of docs/collections.md, each with its own sag.* event', () => {
     assert.deepEqual(
       Object.fromEntries(Object.entries(CASE_TRANSITIONS).map(([name, t]) => [name, `${t.from.join('|')} → ${t.to} (${t.event})`])),
       {

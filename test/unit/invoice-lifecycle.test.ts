@@ -42,7 +42,7 @@ describe('invoice lifecycle', () => {
     }
   });
 
-  it('has the transitions of decisions.md and reminders-and-collection.md, each into another status', () => {
+  it('has the transitions of docs/api-conventions.md, each into another status', () => {
     assert.deepEqual(
       Object.fromEntries(Object.entries(INVOICE_TRANSITIONS).map(([name, t]) => [name, `${t.from.join('|')} → ${t.to}`])),
       {

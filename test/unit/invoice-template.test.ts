@@ -10,7 +10,10 @@ import {
 import type { InvoiceDocumentView } from '../../services/invoices/invoice-document.ts';
 import { formatOere } from '../../services/shared/money.ts';
 
-/** The document content of Momsbekendtgørelsen § 58 (danish-rules.md 7), read back from the HTML the PDF is made of. */
+/**
+ * The document content of Momsbekendtgørelsen § 58 (docs/api-conventions.md, "Invoices and credit notes", Seller
+ * details), read back from the HTML the PDF is made of.
+ */
 
 type Line = InvoiceDocumentView['lines'][number];
 const line = (l: Partial<Line> & Pick<Line, 'description' | 'netOere'>): Line => ({

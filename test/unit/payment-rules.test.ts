@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { settlePayment } from '../../services/payments/payment-outcome.ts';
 import { daysBetween, isPastDue } from '../../services/customers/balance-queries.ts';
 
-describe('payment outcome (decisions.md)', () => {
+describe('payment outcome (docs/api-conventions.md, Payments and balances)', () => {
   const table: [balanceBefore: number, amount: number, outcome: string, balanceAfter: number, surplus: number, settles: boolean][] = [
     [10_000, 1, 'partial', 9_999, 0, false],
     [10_000, 9_999, 'partial', 1, 0, false],

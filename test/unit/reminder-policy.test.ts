@@ -11,7 +11,7 @@ import {
 } from '../../services/reminders/reminder-policy.ts';
 import { timeBarredOn } from '../../services/law/danish-law.ts';
 
-/** The dunning engine's decisions from tables, against danish-rules.md items 1–6 and the reminder decisions. */
+/** The dunning engine's decisions from tables, against the law and the engine's decisions of docs/reminders.md. */
 
 const DEFAULTS: ReminderPlanSettings = {
   maxReminders: 3,

@@ -12,8 +12,8 @@ import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.ts';
 import { startWorkerProcess, within } from '../helpers/worker-process.ts';
 
 /**
- * A subscription's schedule survives a killed workflows process (subscriptions.md, "The schedule": a crash between
- * issue and receipt never yields two invoices for one period, and none is skipped).
+ * A subscription's schedule survives a killed workflows process (docs/api-conventions.md, "Subscriptions", Exactly one
+ * invoice per period: a crash between issue and receipt never yields two invoices for one period, and none is skipped).
  *
  * The workflows endpoint runs in a child process (fixtures/subscription-worker.ts) with the real activities and the
  * SMTP mailer against an SMTP server on loopback run here, which keeps every message it accepts. A weekly

@@ -83,7 +83,8 @@ export function createAuthenticate(
 ): (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void {
   const admit = (req: FastifyRequest, ctx: AuthContext): DomainError | undefined => {
     req.auth = ctx;
-    // The plan comes before the scope (reminders-and-collection.md: before any other check but authentication).
+    // The plan comes before the scope: before any other check but authentication (docs/api-conventions.md, "Order of
+    // checks").
     const plan = req.routeOptions.config.plan;
     if (plan && ctx.plan !== plan) {
       return new DomainError('plan_required', `This operation needs the ${plan} plan, which the organisation does not have.`);

@@ -1,11 +1,11 @@
 -- Payments (money in, from every channel), fees added to an invoice's balance, and the indexes that keep the
--- computed balances (spec 1.10: gross + reminder fees − paid − credited, never stored) fast for a customer with a
+-- computed balances (gross + reminder fees − paid − credited, never stored) fast for a customer with a
 -- long history.
 
 -- One row per booked payment. A payment is booked on its booking key, unique per organisation and channel: the
--- Idempotency-Key of a manual registration, the provider's payment id of a card or mobile-wallet payment. The key
--- lives as long as the payment, so a retry books nothing twice however late it comes (spec 1.5), even after the
--- stored idempotent response has expired. Payments are never changed or removed.
+-- Idempotency-Key of a manual registration, the provider's payment id of a card or mobile-wallet payment. The key lives
+-- as long as the payment, so a retry books nothing twice however late it comes (docs/api-conventions.md, "Payments and
+-- balances"), even after the stored idempotent response has expired. Payments are never changed or removed.
 CREATE TABLE payments (
   id               uuid PRIMARY KEY,
   organization_id  uuid NOT NULL REFERENCES organizations (id),
@@ -17,7 +17,8 @@ CREATE TABLE payments (
   booking_key      text NOT NULL CHECK (length(booking_key) BETWEEN 1 AND 200),
   amount_oere      bigint NOT NULL CHECK (amount_oere > 0),
   payment_date     date NOT NULL,
-  -- What the payment did to the invoice when it was booked (decisions.md, payment outcomes), and the part of it
+  -- What the payment did to the invoice when it was booked (docs/api-conventions.md, "Payments and balances",
+  -- Outcomes), and the part of it
   -- beyond the invoice's balance at that moment, which the customer holds as credit.
   outcome          text NOT NULL CHECK (outcome IN ('partial', 'paid_in_full', 'registered')),
   surplus_oere     bigint NOT NULL CHECK (surplus_oere BETWEEN 0 AND amount_oere),

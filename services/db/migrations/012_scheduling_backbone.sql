@@ -1,12 +1,13 @@
 -- One scheduling backbone for durable work (docs/architecture.md, "Time-driven work").
 --
--- The wake index lists every piece of durable work that is waiting: a keyed workflow handler (service, key,
--- handler) and the business time it is due. A timed step (a webhook retry; reminders and subscription periods
--- later) is due when its moment comes; a hand-off after commit (a queued send, a reserved issue, a requested
--- receipt) is due at once. The handler clears its row when the work is done. A row still there a minute after it
--- came due lost its wake-up or hand-off: the housekeeping loop wakes the organisation, whose BusinessClock object
--- pokes each due row. A row whose handler exhausted its retries is parked (parked_at, last_error): recorded, visible
--- and no longer poked, until an operator or a new schedule of the same work clears the mark.
+-- The wake index lists every piece of durable work that is waiting: a keyed workflow handler (service, key, handler)
+-- and the business time it is due. A timed step (a webhook retry, a reminder, a case step, a subscription period) is
+-- due when its moment comes; a hand-off after commit (a queued send, a reserved issue, a requested receipt) is due at
+-- once. The handler clears its row when the work is done. A row still there a minute after it came due (a step with no
+-- timer of its own, or a lost wake-up or hand-off) is found by the housekeeping loop's due-work job, which wakes the
+-- organisation, whose BusinessClock object pokes each due row. A row whose handler exhausted its retries is parked
+-- (parked_at, last_error): recorded, visible and no longer poked, until an operator or a new schedule of the same work
+-- clears the mark.
 
 -- An organisation's business "now": real time, plus the test clock's offset for a sandbox organisation. The one
 -- definition in SQL; services/clock/business-clock.ts is the same rule for TypeScript. STABLE (now() is the
@@ -17,7 +18,8 @@ CREATE FUNCTION business_now(org uuid) RETURNS timestamptz LANGUAGE sql STABLE A
     0) / 1000.0)
 $$;
 
--- Its calendar date: an organisation's "today" is the date in Europe/Copenhagen (decisions.md, "Semantics").
+-- Its calendar date: an organisation's "today" is the date in Europe/Copenhagen (docs/architecture.md, "Time-driven
+-- work").
 CREATE FUNCTION business_today(org uuid) RETURNS date LANGUAGE sql STABLE AS $$
   SELECT (business_now(org) AT TIME ZONE 'Europe/Copenhagen')::date
 $$;

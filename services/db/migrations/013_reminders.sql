@@ -71,7 +71,7 @@ CREATE INDEX reminders_customer_fees ON reminders (organization_id, customer_id,
 -- The business date an invoice's balance first reached 0 or less (a payment in full, a credit): the end of its
 -- overdue interval, from which the engine finds where a customer's continuous arrears began.
 ALTER TABLE invoices ADD COLUMN settled_on date;
--- After the last reminder of the plan (spec 3.4): the invoice is ready for collection.
+-- After the last reminder of the plan (docs/reminders.md, "The plan"): the invoice is ready for collection.
 ALTER TABLE invoices ADD COLUMN collections_ready boolean NOT NULL DEFAULT false;
 -- Invoices settled before this column existed: the date they were last changed (their settling payment or credit).
 UPDATE invoices SET settled_on = (updated_at AT TIME ZONE 'Europe/Copenhagen')::date WHERE status = 'paid';

@@ -1,5 +1,5 @@
--- Subscriptions (subscriptions.md): a customer billed in advance, one invoice per period. The period arithmetic is
--- services/subscriptions/period-math.ts; the lifecycle services/subscriptions/subscription-lifecycle.ts:
+-- Subscriptions (docs/api-conventions.md, "Subscriptions"): a customer billed in advance, one invoice per period. The
+-- period arithmetic is services/subscriptions/period-math.ts; the lifecycle services/subscriptions/subscription-lifecycle.ts:
 --   active ⇄ paused; active or paused → cancelled (final; also how a subscription ends, with ended_at set).
 --
 -- Period k ≥ anchor_period starts on anchor_date + (k − anchor_period) × interval. A subscription that never

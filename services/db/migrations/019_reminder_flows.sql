@@ -1,4 +1,4 @@
--- Reminder flows (reminders-and-collection.md "Reminder flows", docs/reminder-flows.md): numbered versions of a flow
+-- Reminder flows (docs/reminder-flows.md): numbered versions of a flow
 -- key per organisation, each with its graph of dunning steps (validated by the service, stored with its defaults
 -- filled in), its state and who created, approved and activated it. The states and their transitions are
 -- services/reminder-flows/flow-lifecycle.ts.

@@ -1,4 +1,4 @@
--- The organisation's business-identity verification (settings-and-batch.md, "Start links"): 'unverified' until a
+-- The organisation's business-identity verification (docs/api-conventions.md, "Start links"): 'unverified' until a
 -- verification session completes. Shown by GET /v1/settings; payouts (GET /v1/settlements) are held until 'verified'.
 ALTER TABLE organizations
   ADD COLUMN verification text NOT NULL DEFAULT 'unverified' CHECK (verification IN ('unverified', 'pending', 'verified'));

@@ -1,4 +1,4 @@
--- Branding (settings-and-batch.md, "Branding"): the organisation's logos. An image is stored once per organisation by
+-- Branding (docs/api-conventions.md, "Branding"): the organisation's logos. An image is stored once per organisation by
 -- its SHA-256 (write-once, like documents), and each variant points at its current image. A document records the
 -- image it was rendered with, so replacing or deleting a logo never changes what an issued document shows.
 CREATE TABLE branding_images (

@@ -1,4 +1,5 @@
--- The payment domain and the customer portal's settings (settings-and-batch.md, "Payment domain and customer portal").
+-- The payment domain and the customer portal's settings (docs/api-conventions.md, "Payment domain"
+-- and "Customer portal settings").
 
 -- One payment domain per organisation; no row means status "none". Setting a domain (or a different one) resets the
 -- status to 'unverified'; POST /v1/payment-domain/verify looks the TXT record up and records 'verified' or 'failed'.

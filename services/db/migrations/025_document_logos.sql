@@ -1,4 +1,4 @@
--- The logo each document is printed with (settings-and-batch.md, "Branding"; docs/api-conventions.md, "Branding"): the
+-- The logo each document is printed with (docs/api-conventions.md, "Branding"): the
 -- organisation's light logo when the document is issued, recorded in the transaction that issues it and rendered from
 -- then on, so an upload or deletion after the issue never changes a document, also one rendered later (an invoice's
 -- PDF after its reservation, a reminder's or a receipt's after their commit). NULL: issued without a logo. Images are

@@ -1,4 +1,4 @@
--- Start links (settings-and-batch.md, "Start links"; docs/api-conventions.md, "Start links"): a session per step a
+-- Start links (docs/api-conventions.md, "Start links"): a session per step a
 -- person completes on a hosted page: business identity verification, card-field setup, the accounting connection.
 --
 -- status: 'open' until the person completes ('completed', final) or abandons ('abandoned') the step on the page, or

@@ -4,7 +4,7 @@ import type { Db } from '../../shared/db.ts';
 import { findActivePortalByHost, type Portal } from './find-portal.ts';
 
 /**
- * The portal's addresses (settings-and-batch.md; docs/customer-portal.md): `<subdomain>.<PORTAL_BASE_DOMAIN>`, the
+ * The portal's addresses (docs/customer-portal.md, "Addresses"): `<subdomain>.<PORTAL_BASE_DOMAIN>`, the
  * portal's verified custom domain, and `<pay base>/portal/<subdomain>`.
  *
  * A host is a portal's host only when it names an active portal now: the database is asked on each request (by the

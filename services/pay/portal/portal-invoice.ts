@@ -32,8 +32,9 @@ export async function portalInvoicePdf(
 }
 
 /**
- * Where the debtor pays an open invoice: its payment link (spec 2.5), created now if the invoice has none, through
- * the same use case as POST /v1/invoices/{id}/payment-link. Undefined when the invoice is not theirs or not open.
+ * Where the debtor pays an open invoice: its payment link (docs/api-conventions.md, "Payment links, pay page and
+ * receipts"), created now if the invoice has none, through the same use case as POST /v1/invoices/{id}/payment-link.
+ * Undefined when the invoice is not theirs or not open.
  */
 export async function portalPaymentUrl(
   sql: Queryable,

@@ -17,7 +17,7 @@ const compile = (name: string) => hbs.compile(source(name), { strict: true });
 
 export const PORTAL_CSS = readFileSync(new URL('../assets/portal.css', import.meta.url));
 
-/** Spec 2.10's palettes; portal.css defines each. */
+/** The portal's palettes (contracts/customer-portal.ts); portal.css defines each. */
 export const PALETTES = [
   'smoer', 'lys', 'beton', 'sand', 'graa', 'mint', 'blaa', 'is', 'groen', 'varm', 'lavendel', 'rosa',
   'moerk', 'midnat', 'grafit', 'skov', 'espresso', 'vin',

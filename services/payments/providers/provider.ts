@@ -1,8 +1,8 @@
 /**
  * The payment-provider port. Card acquirers and mobile wallets differ in their APIs but share one shape, and the pay
  * service sees only this: it opens a hosted checkout for an amount and sends the customer there (card data and wallet
- * approvals stay with the provider: spec rule 1.11), then learns the outcome from the provider's signed callbacks.
- * The customer's return to the pay page decides nothing: only a verified callback books a payment.
+ * approvals stay with the provider, never on our page or in the API), then learns the outcome from the provider's
+ * signed callbacks. The customer's return to the pay page decides nothing: only a verified callback books a payment.
  */
 
 /** The channel a payment came through; becomes the payment's `source`. */

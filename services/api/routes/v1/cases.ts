@@ -17,7 +17,8 @@ export function caseRoutes(app: FastifyInstance, deps: AppDeps): void {
     '/cases',
     {
       config: { scope: 'cases:write' },
-      // Spec section 8: 64 KiB, refused as 413 payload_too_large before the body is read or parsed.
+      // docs/api-conventions.md, "Collection cases": 64 KiB, refused as 413 payload_too_large before the body is read
+      // or parsed.
       bodyLimit: CASE_BODY_LIMIT,
       schema: {
         summary: 'Create a collection case',

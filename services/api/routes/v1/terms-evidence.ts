@@ -8,7 +8,10 @@ import { validationDetails } from '../../../shared/error-envelope.ts';
 import { mutate } from '../../idempotency.ts';
 import type { AppDeps } from '../../app.ts';
 
-/** Spec 8: the evidence body is at most 32 KiB, checked from Content-Length (and while reading) before any parsing. */
+/**
+ * docs/api-conventions.md, "Terms evidence": the evidence body is at most 32 KiB, checked from Content-Length (and
+ * while reading) before any parsing.
+ */
 export const TERMS_EVIDENCE_BODY_LIMIT = 32 * 1024;
 
 const tags = ['Terms evidence'];
@@ -53,7 +56,10 @@ export function termsEvidenceRoutes(app: FastifyInstance, deps: AppDeps): void {
  * The 400 of a body (or query string) the schema refused, as the app's error handler writes it, except that a body
  * missing both `fakturaId` and `eksternOrdreRef` is one detail at the body itself.
  */
-/** Where the contract's "fakturaId or eksternOrdreRef" rule sits in the body schema (its errors' schemaPath). */
+/**
+ * Where the "fakturaId or eksternOrdreRef" rule (docs/api-conventions.md, "Terms evidence") sits in the body schema
+ * (its errors' schemaPath).
+ */
 const EITHER_REFERENCE = '#/allOf/0/';
 
 function invalidBody(err: FastifyError): DomainError {
