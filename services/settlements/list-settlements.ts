@@ -7,9 +7,9 @@ import { VERIFIED, type VerificationState } from '../organizations/verification-
 import { settle, settlementStatus, type SettledSource } from './settlement-fees.ts';
 
 /**
- * A settlement's id, the same on every read: the API's ids are UUIDs of version 4 or 7 (a client may check the
- * version), so it is laid out as version 4, its 122 free bits taken from a SHA-256 of the organisation and the payout
- * date rather than from a random source (settlements are computed, never stored, so the id has to be derivable).
+ * A settlement's id, the same on every read: every id the API hands out is a UUID of version 4 or 7, so it is laid out
+ * as version 4, its 122 free bits taken from a SHA-256 of the organisation and the payout date rather than from a
+ * random source (settlements are computed, never stored, so the id has to be derivable).
  */
 export function settlementId(organizationId: string, payoutDate: string): string {
   const b = sha256(`settlement\n${organizationId}\n${payoutDate}`).subarray(0, 16);
