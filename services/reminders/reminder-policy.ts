@@ -14,7 +14,8 @@ import { addDays } from '../shared/clock.ts';
 /**
  * The dunning engine's decisions, as pure functions of the facts (docs/reminders.md, "The plan"; the law it follows
  * in "The law"). The durable loop (workflows/dunning.ts) holds no timer and decides nothing: woken through the
- * invoice's wake-index row, it takes the due steps (take-due-dunning-step.ts asks these) and delivers them.
+ * invoice's wake-index row, it takes the due steps (take-due-dunning-step.ts asks these), then renders and delivers
+ * each reminder taken.
  *
  * - `nextStep`: the invoice's next planned step and its date: the free payment reminder, reminder n, a
  *   limitation warning, or the collect step after the demand letter; null when the lifecycle is over. The plan is one
