@@ -64,9 +64,11 @@ export async function dueWakes(db: Db, organizationId: string, after: WakeRef | 
 }
 
 /**
- * Organisations with rows overdue by more than `graceMs` of their business time: a wake-up or hand-off was lost
- * (the API died after its commit, the engine was unreachable, an invocation was killed). Rows overdue in real time
- * come from the due index; a sandbox organisation whose test clock runs ahead is checked through its own range.
+ * Organisations with rows overdue by more than `graceMs` of their business time, for the housekeeping loop's
+ * `due-work` job: work that arms no timer of its own (a live organisation's reminder, case step or subscription
+ * period, on its day), or a wake-up or hand-off that was lost (the API died after its commit, the engine was
+ * unreachable, an invocation was killed). Rows overdue in real time come from the due index; a sandbox organisation
+ * whose test clock runs ahead is checked through its own range.
  */
 export async function overdueOrganizations(db: Db, graceMs: number, limit = 1000): Promise<string[]> {
   const rows = await db.read((sql) => sql<{ organization_id: string }[]>`
