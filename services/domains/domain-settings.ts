@@ -2,7 +2,7 @@ import type { Config } from '../shared/config.ts';
 import { createDnsChecks, type DnsChecks } from './dns-checks.ts';
 import { serviceHosts, type ServiceHosts } from './domain-use.ts';
 
-/** What the payment-domain and customer-portal routes need of the configuration (README, "Configuration"). */
+/** What the payment-domain and customer-portal routes need of the configuration (docs/operations.md, "Configuration"). */
 export interface DomainSettings {
   /** The live DNS checks, on DNS_SERVERS or the system's resolvers. */
   checks: DnsChecks;

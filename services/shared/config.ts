@@ -1,5 +1,5 @@
 /**
- * Every setting the service reads, in one place. Each is documented in README.md ("Configuration").
+ * Every setting the service reads, in one place. Each is documented in docs/operations.md ("Configuration").
  * Nothing else in the code base reads process.env.
  */
 export interface Config {
