@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -74,30 +74,13 @@ describe('the typed client as an installable package (npm pack, then a scratch p
   });
 
   it('type-checks a consumer with tsc, and refuses a wrong body and a wrong type', async () => {
-    // The README's example, and two mistakes the compiler must catch (an unused @ts-expect-error fails tsc).
+    // The package README's example as an integrator copies it, and two mistakes the compiler must catch (an unused
+    // @ts-expect-error fails tsc, so each line below must be an error).
+    const example = /```ts\n([\s\S]*?)```/.exec(readFileSync(join(CLIENT, 'README.md'), 'utf8'))?.[1];
+    assert.ok(example?.includes("from 'faktura-api-client'"), 'clients/typescript/README.md has a ts example importing the package');
     writeFileSync(
       join(scratch, 'consumer.ts'),
-      `import { createFakturaClient, type Schemas } from 'faktura-api-client';
-
-const api = createFakturaClient({ baseUrl: 'http://127.0.0.1:3000', apiKey: 'sk_test_example' });
-
-export async function firstInvoice(customerId: string): Promise<Schemas['Invoice'] | undefined> {
-  const { data, error } = await api.POST('/v1/invoices', {
-    params: { header: { 'idempotency-key': 'invoice-order-1001' }, query: { issue: true } },
-    body: {
-      customerId,
-      paymentTermsDays: 14,
-      lines: [
-        { description: 'Rugbrød, 1 kg', quantity: 40, unit: 'stk', unitPriceOere: 3500, discount: { type: 'percent', value: 10 } },
-        { description: 'Levering', quantity: 1, unitPriceOere: 15000, discount: { type: 'amount', value: 5000 } },
-      ],
-    },
-  });
-  if (error) throw new Error(error.error.code);
-  const gross: number = data.data.grossOere;
-  return gross > 0 ? data.data : undefined;
-}
-
+      `${example}
 export async function wrongDiscount(customerId: string): Promise<void> {
   await api.POST('/v1/invoices', {
     params: { header: { 'idempotency-key': 'invoice-order-1002' } },
