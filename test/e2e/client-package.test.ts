@@ -74,8 +74,8 @@ describe('the typed client as an installable package (npm pack, then a scratch p
   });
 
   it('type-checks a consumer with tsc, and refuses a wrong body and a wrong type', async () => {
-    // The package README's example as an integrator copies it, and two mistakes the compiler must catch (an unused
-    // @ts-expect-error fails tsc, so each line below must be an error).
+    // The package README's example as an integrator copies it, and two mistakes the compiler must catch (tsc fails on
+    // an expect-error directive with no error under it, so each marked line below must be an error).
     const example = /```ts\n([\s\S]*?)```/.exec(readFileSync(join(CLIENT, 'README.md'), 'utf8'))?.[1];
     assert.ok(example?.includes("from 'faktura-api-client'"), 'clients/typescript/README.md has a ts example importing the package');
     writeFileSync(
