@@ -1,5 +1,6 @@
 import * as restate from '@restatedev/restate-sdk';
 import { WORK, WORKFLOW_SERVICES, parseDunningKey, type WorkTarget } from '../contracts/workflows.ts';
+import { REMINDER_DELIVERY } from '../services/dispatch/delivery-lifecycle.ts';
 import type { DunningStep } from '../services/reminders/take-due-dunning-step.ts';
 import { dispatchDocument } from './shared/dispatch.ts';
 import { sendTo } from './shared/durable.ts';
@@ -61,7 +62,7 @@ export function createDunning(activities: DunningActivities) {
             const delivered = await dispatchDocument(ctx, {
               name: (verb) => `${verb}-${i}`,
               ...(s.documented ? {} : { render: () => activities.renderReminder(s.reminderId) }),
-              ...(s.delivery === 'pending' ? { deliver: () => activities.deliverReminder(s.reminderId) } : {}),
+              ...(s.delivery === REMINDER_DELIVERY.state.pending ? { deliver: () => activities.deliverReminder(s.reminderId) } : {}),
               record: (attempt) => activities.recordReminderDelivery(s.reminderId, attempt),
               giveUp: (error) => activities.markReminderUndeliverable(s.reminderId, error),
             });

@@ -5,6 +5,7 @@ import { recordTimeline } from '../../services/invoices/record-timeline.ts';
 import { refused, type ChannelOutcome, type DeliveryDeps, type Refused } from '../../services/dispatch/channels.ts';
 import { deliverDocument, type DocumentKind } from '../../services/dispatch/deliver-document.ts';
 import { storedDocument } from '../../services/dispatch/stored-document.ts';
+import { INVOICE_SEND_LIFECYCLE, type InvoiceSendStatus } from '../../services/invoices/invoice-send-lifecycle.ts';
 import { composeInvoiceMail } from '../mail/invoice-mail.ts';
 
 export interface InvoiceMailDeps extends Omit<DeliveryDeps, 'letters'> {
@@ -26,10 +27,10 @@ type ReadyInvoice = { send: { organization_id: string; message_id: string }; loa
 export const INVOICE_MAIL_DOCUMENT: DocumentKind<InvoiceMailDeps, ReadyInvoice, MailAttempt> = {
   prepare: (deps, invoiceId) =>
     deps.db.read(async (sql) => {
-      const [send] = await sql<{ organization_id: string; status: 'queued' | 'sent' | 'delivered' | 'failed'; failure_code: string | null; message_id: string }[]>`
+      const [send] = await sql<{ organization_id: string; status: InvoiceSendStatus; failure_code: string | null; message_id: string }[]>`
         SELECT organization_id, status, failure_code, message_id FROM invoice_sends WHERE invoice_id = ${invoiceId}`;
       if (!send) return { settled: { kind: 'settled', outcome: { status: 'unknown' } } };
-      if (send.status !== 'queued') return { settled: { kind: 'settled', outcome: { status: send.status, ...(send.failure_code ? { code: send.failure_code } : {}) } } };
+      if (send.status !== INVOICE_SEND_LIFECYCLE.state.queued) return { settled: { kind: 'settled', outcome: { status: send.status, ...(send.failure_code ? { code: send.failure_code } : {}) } } };
       const loaded = await loadDocumentView(sql, deps.keyring, send.organization_id, invoiceId);
       if (!loaded) return { settled: { kind: 'settled', outcome: { status: 'unknown' } } };
       const pdf = await storedDocument(sql, deps.documents, send.organization_id, loaded.documentSha256, `invoice ${invoiceId}`);
@@ -69,7 +70,7 @@ export function mailInvoice(deps: InvoiceMailDeps, invoiceId: string): Promise<M
       if (!(err instanceof MailDeliveryError && err.permanent)) {
         await deps.db.tx((tx) => tx`
           UPDATE invoice_sends SET attempts = attempts + 1, last_error = ${String((err as Error).message).slice(0, 500)}
-          WHERE invoice_id = ${invoiceId} AND status = 'queued'`);
+          WHERE invoice_id = ${invoiceId} AND status IN ${INVOICE_SEND_LIFECYCLE.in(tx, [INVOICE_SEND_LIFECYCLE.state.queued])}`);
       }
       throw err;
     });
@@ -77,7 +78,7 @@ export function mailInvoice(deps: InvoiceMailDeps, invoiceId: string): Promise<M
 }
 
 /**
- * Step 2: records what step 1 did, guarded by status = 'queued' so that running it twice changes nothing: the send
+ * Step 2: records what step 1 did, through the send's guarded transition from queued, so that running it twice changes nothing: the send
  * row, the invoice's sentAt, the timeline (sent, delivered, send_failed) and the invoice.sent event, in one transaction.
  */
 export async function recordInvoiceMail(deps: Pick<InvoiceMailDeps, 'db'>, invoiceId: string, attempt: MailAttempt): Promise<DeliveryOutcome> {
@@ -86,12 +87,14 @@ export async function recordInvoiceMail(deps: Pick<InvoiceMailDeps, 'db'>, invoi
   if (!send) return { status: 'unknown' };
   const org = send.organization_id;
   if (attempt.kind === 'refused') return recordFailure(deps, org, invoiceId, attempt.code, attempt.reason, attempt.smtpCode);
-  const status = attempt.accepted ? 'delivered' : 'sent';
+  const transition = attempt.accepted ? 'deliver' : 'send';
   await deps.db.tx(async (tx) => {
     await tx`SELECT 1 FROM invoices WHERE organization_id = ${org} AND id = ${invoiceId} FOR UPDATE`;
-    const [updated] = await tx`
-      UPDATE invoice_sends SET status = ${status}, sent_at = now(), attempts = attempts + 1, last_error = NULL
-      WHERE organization_id = ${org} AND invoice_id = ${invoiceId} AND status = 'queued' RETURNING 1`;
+    // A send no longer queued was recorded already (this step ran before a crash): nothing more to write.
+    const updated = await INVOICE_SEND_LIFECYCLE.tryTransition(tx, invoiceId, transition, {
+      organizationId: org,
+      set: tx`sent_at = now(), attempts = attempts + 1, last_error = NULL`,
+    });
     if (!updated) return;
     // sentAt was set when the send was taken (requestInvoiceSend); a send queued before that rule gets it here.
     await tx`UPDATE invoices SET sent_at = coalesce(sent_at, now()), updated_at = now() WHERE organization_id = ${org} AND id = ${invoiceId}`;
@@ -104,7 +107,7 @@ export async function recordInvoiceMail(deps: Pick<InvoiceMailDeps, 'db'>, invoi
       data: { invoiceId, number: attempt.number, channel: 'email', externalReference: attempt.externalReference },
     });
   });
-  return { status };
+  return { status: INVOICE_SEND_LIFECYCLE.transitions[transition].to };
 }
 
 /** A send that will never succeed as it is: recorded once, shown on the timeline as send_failed. */
@@ -119,15 +122,16 @@ export async function recordFailure(
   await deps.db.tx(async (tx) => {
     // The invoice first, as a send request and recordInvoiceMail take them, since its sentAt changes too.
     await tx`SELECT 1 FROM invoices WHERE organization_id = ${organizationId} AND id = ${invoiceId} FOR UPDATE`;
-    const [updated] = await tx`
-      UPDATE invoice_sends SET status = 'failed', failure_code = ${code}, attempts = attempts + 1, last_error = ${reason.slice(0, 500)}
-      WHERE invoice_id = ${invoiceId} AND status = 'queued' RETURNING 1`;
+    const updated = await INVOICE_SEND_LIFECYCLE.tryTransition(tx, invoiceId, 'fail', {
+      organizationId,
+      set: tx`failure_code = ${code}, attempts = attempts + 1, last_error = ${reason.slice(0, 500)}`,
+    });
     if (!updated) return;
     // The invoice was not sent after all: sentAt, set when the send was taken, goes back to null until a new send.
     await tx`UPDATE invoices SET sent_at = NULL, updated_at = now() WHERE organization_id = ${organizationId} AND id = ${invoiceId}`;
     await recordTimeline(tx, organizationId, invoiceId, 'send_failed', { code, ...(smtpCode ? { smtpCode } : {}) });
   });
-  return { status: 'failed', code };
+  return { status: INVOICE_SEND_LIFECYCLE.transitions.fail.to, code };
 }
 
 /** The mail step exhausted its retries: the send is recorded as failed (`mail_undeliverable`) with the last error. */

@@ -15,7 +15,8 @@
  * The invoice's timeline gets nothing here: the engine wrote the `reminder` entry when it took the step.
  */
 import { loadBuyer, type BuyerSnapshot } from '../../services/invoices/document-parties.ts';
-import { settleReminderDelivery } from '../../services/dispatch/delivery-lifecycle.ts';
+import { REMINDER_DELIVERY, settleReminderDelivery } from '../../services/dispatch/delivery-lifecycle.ts';
+import { REMINDER_LIFECYCLE } from '../../services/reminders/reminder-lifecycle.ts';
 import { loadReminderView, type ReminderDocumentView } from '../../services/reminders/reminder-document.ts';
 import { isUuid } from '../../services/shared/ids.ts';
 import { documentLetter, postalRecipient, refused, sentReference, type ChannelOutcome, type DeliveryDeps } from '../../services/dispatch/channels.ts';
@@ -53,7 +54,7 @@ export const REMINDER_DOCUMENT: DocumentKind<ReminderDeliveryDeps, ReadyReminder
       const [r] = await sql<PendingReminder[]>`
         SELECT organization_id, customer_id, channel, delivery, document_sha256, language FROM reminders WHERE id = ${reminderId}`;
       if (!r) return { settled: { kind: 'settled', delivery: 'unknown' } };
-      if (r.delivery !== 'pending') return { settled: { kind: 'settled', delivery: r.delivery } };
+      if (r.delivery !== REMINDER_DELIVERY.state.pending) return { settled: { kind: 'settled', delivery: r.delivery } };
       if (!r.document_sha256) throw new Error(`reminder ${reminderId} has no document yet: it is rendered before it is delivered`);
       // A pending reminder always has a channel (the schema ties pending to sent); one without cannot be delivered.
       if (r.channel === null) throw new Error(`reminder ${reminderId} is pending without a channel`);
@@ -84,6 +85,12 @@ export const REMINDER_DOCUMENT: DocumentKind<ReminderDeliveryDeps, ReadyReminder
 export const deliverReminder = (deps: ReminderDeliveryDeps, reminderId: string): Promise<ReminderDeliveryAttempt> => deliverDocument(REMINDER_DOCUMENT, deps, reminderId);
 
 /**
+ * A reminder whose delivery is given up fails with it, in the same guarded UPDATE: a pending delivery belongs to a
+ * sent reminder (the schema ties them), which is the state the reminder's `fail` starts from.
+ */
+const FAILED = REMINDER_LIFECYCLE.transitions.fail.to;
+
+/**
  * Step 2: records what step 1 did, in one transaction, guarded by `delivery = 'pending'` so that running it twice
  * changes nothing. Sent: delivery `done` with the Message-ID (or the letter's reference) and the time. Refused: the
  * reminder becomes `failed` with the refusal's code, delivery `none` and the reason. Answers the delivery as it is now.
@@ -94,7 +101,7 @@ export async function recordReminderDelivery(deps: Pick<ReminderDeliveryDeps, 'd
     if (attempt.kind === 'sent') {
       await settleReminderDelivery(tx, reminderId, 'deliver', tx`message_id = ${sentReference(attempt)}, delivered_at = now(), delivery_error = NULL`);
     } else if (attempt.kind === 'refused') {
-      await settleReminderDelivery(tx, reminderId, 'giveUp', tx`status = 'failed', failure_code = ${attempt.code}, delivery_error = ${attempt.reason.slice(0, 1000)}`);
+      await settleReminderDelivery(tx, reminderId, 'giveUp', tx`status = ${FAILED}, failure_code = ${attempt.code}, delivery_error = ${attempt.reason.slice(0, 1000)}`);
     }
     const [now] = await tx<{ delivery: string }[]>`SELECT delivery FROM reminders WHERE id = ${reminderId}`;
     return { delivery: now?.delivery ?? 'unknown' };
@@ -109,7 +116,7 @@ export async function markReminderUndeliverable(deps: Pick<ReminderDeliveryDeps,
   if (!isUuid(reminderId)) return { delivery: 'unknown' };
   return deps.db.tx(async (tx) => {
     const failureCode = tx`CASE WHEN channel = 'letter' THEN 'letter_undeliverable' ELSE 'mail_undeliverable' END`;
-    await settleReminderDelivery(tx, reminderId, 'giveUp', tx`status = 'failed', failure_code = ${failureCode}, delivery_error = ${reason.slice(0, 1000)}`);
+    await settleReminderDelivery(tx, reminderId, 'giveUp', tx`status = ${FAILED}, failure_code = ${failureCode}, delivery_error = ${reason.slice(0, 1000)}`);
     const [now] = await tx<{ delivery: string }[]>`SELECT delivery FROM reminders WHERE id = ${reminderId}`;
     return { delivery: now?.delivery ?? 'unknown' };
   });
