@@ -4,7 +4,7 @@
  * boundary (shared/activity-boundary.ts), so a business refusal is terminal and never retried.
  */
 import { WORK, dunningKey } from '../contracts/workflows.ts';
-import { markInvoiceMailUndeliverable, mailInvoice, recordInvoiceMail, type InvoiceMailDeps, type MailAttempt } from '../activities/invoices/deliver-invoice-mail.ts';
+import { INVOICE_MAIL_RECORD, mailInvoice, type InvoiceMailDeps } from '../activities/invoices/deliver-invoice-mail.ts';
 import { purgeIdempotencyKeys } from '../activities/purge-idempotency.ts';
 import { deliverWebhook, fanOutAndDeliver, type WebhookActivityDeps } from '../activities/webhooks/webhook-activities.ts';
 import { createWebhookAgents } from '../activities/webhooks/post-webhook.ts';
@@ -25,19 +25,20 @@ import type { Db } from '../services/shared/db.ts';
 import { createEngineClient } from '../services/shared/engine-client.ts';
 import type { Resolver } from '../services/webhooks/url-policy.ts';
 import { withActivityBoundary } from './shared/activity-boundary.ts';
-import { deliverReminder, markReminderUndeliverable, recordReminderDelivery, type ReminderDeliveryAttempt } from '../activities/reminders/deliver-reminder.ts';
+import { deliverReminder, REMINDER_RECORD } from '../activities/reminders/deliver-reminder.ts';
 import { createLetterService } from '../activities/letters/create-letter-service.ts';
 import type { LetterService } from '../services/letters/letter-port.ts';
 import { renderReminderDocument } from '../services/reminders/render-reminder.ts';
 import { takeDueDunningStep } from '../services/reminders/take-due-dunning-step.ts';
 import { createCollectionPartner } from '../activities/collections/create-collection-partner.ts';
-import { deliverCasePaakrav } from '../activities/collections/deliver-case-paakrav.ts';
+import { CASE_PAAKRAV_RECORD, deliverCasePaakrav } from '../activities/collections/deliver-case-paakrav.ts';
 import { renderCasePaakrav } from '../services/cases/render-case-paakrav.ts';
-import { awaitsHandOver, recordCaseHandOver, recordCasePaakrav, takeDueCaseStep } from '../services/cases/take-due-case-step.ts';
+import { awaitsHandOver, recordCaseHandOver, takeDueCaseStep } from '../services/cases/take-due-case-step.ts';
 import { loadHandOverDocument } from '../services/collections/load-hand-over.ts';
 import type { CollectionPartner } from '../services/collections/partner-port.ts';
 import { runScheduledPeriod } from '../services/subscriptions/run-period.ts';
-import { giveUpSignInMail, mailSignInLink, recordSignInMail } from '../services/pay/portal/deliver-sign-in-mail.ts';
+import { mailSignInLink, SIGN_IN_MAIL_RECORD } from '../services/pay/portal/deliver-sign-in-mail.ts';
+import { giveUpDelivery, recordDelivery, type DeliveryRecords } from '../services/dispatch/record-delivery.ts';
 import type { Activities } from './index.ts';
 
 export interface ActivityResources {
@@ -62,6 +63,16 @@ export interface ActivityResources {
   /** Where collection cases are handed over; defaults to COLLECTION_PARTNER_URL's partner, else JSON files under DATA_DIR/collections. */
   collectionPartner?: CollectionPartner;
 }
+
+/** How each kind of delivered document records its delivery, by the name the workflows pass (services/dispatch/record-delivery.ts). */
+const DELIVERY_RECORDS = {
+  invoice: INVOICE_MAIL_RECORD,
+  reminder: REMINDER_RECORD,
+  paakrav: CASE_PAAKRAV_RECORD,
+  'sign-in': SIGN_IN_MAIL_RECORD,
+} satisfies DeliveryRecords;
+
+type DeliveryKind = keyof typeof DELIVERY_RECORDS;
 
 /** A one-way poke of one delivery's WebhookDelivery object through Restate's ingress. */
 export const restateWebhookHandOff = (ingressUrl: string) => {
@@ -141,22 +152,20 @@ export function createActivities(
       };
     },
     mailInvoice: (invoiceId) => mailInvoice(mail, invoiceId),
-    recordInvoiceMail: (invoiceId, attempt) => recordInvoiceMail(mail, invoiceId, attempt as MailAttempt),
-    markInvoiceMailUndeliverable: (invoiceId, reason) => markInvoiceMailUndeliverable(mail, invoiceId, reason),
+    // The record and give-up steps of every delivered document, by kind (the workflows' journaled attempt is handed on as it is).
+    recordDelivery: ((kind: DeliveryKind, ref: unknown, attempt: unknown) => recordDelivery(db, DELIVERY_RECORDS, kind, ref as never, attempt as never)) as Activities['recordDelivery'],
+    giveUpDelivery: ((kind: DeliveryKind, ref: unknown, reason: string) => giveUpDelivery(db, DELIVERY_RECORDS, kind, ref as never, reason)) as Activities['giveUpDelivery'],
     renderPaymentReceipt: (paymentId) => renderPaymentReceipt({ db, keyring: resources.keyring, pdf: resources.pdf, documents }, paymentId),
     // Dunning
     takeDunningStep: (organizationId, invoiceId) => takeDueDunningStep(db, organizationId, invoiceId),
     renderReminder: (reminderId) =>
       renderReminderDocument({ db, keyring: resources.keyring, pdf: resources.pdf, documents, ...(resources.payBaseUrl ? { payBaseUrl: resources.payBaseUrl } : {}) }, reminderId),
     deliverReminder: (reminderId) => deliverReminder({ ...delivery, ...(resources.payBaseUrl ? { payBaseUrl: resources.payBaseUrl } : {}) }, reminderId),
-    recordReminderDelivery: (reminderId, attempt) => recordReminderDelivery({ db }, reminderId, attempt as ReminderDeliveryAttempt),
-    markReminderUndeliverable: (reminderId, reason) => markReminderUndeliverable({ db }, reminderId, reason),
     // Collection cases
     takeCaseStep: (organizationId, caseId) => takeDueCaseStep(db, organizationId, caseId),
     renderCasePaakrav: (organizationId, caseId, sentOn) =>
       renderCasePaakrav({ db, keyring: resources.keyring, pdf: resources.pdf, documents }, organizationId, caseId, sentOn),
     deliverCasePaakrav: (organizationId, caseId, documentSha256) => deliverCasePaakrav(delivery, organizationId, caseId, documentSha256),
-    recordCasePaakrav: (organizationId, caseId, sentOn) => recordCasePaakrav(db, organizationId, caseId, sentOn),
     // The document (with any CPR number) goes only to the partner: it is built here and never returned to the journal.
     handOverCase: async (organizationId, caseId, handedOverOn) => {
       const doc = await db.read(async (sql) =>
@@ -186,8 +195,6 @@ export function createActivities(
       ),
     // Customer portal sign-in links
     mailPortalSignInLink: (linkId) => mailSignInLink(delivery, linkId),
-    recordPortalSignInMail: (linkId, attempt) => recordSignInMail(db, linkId, attempt),
-    giveUpPortalSignInMail: (linkId) => giveUpSignInMail(db, linkId),
     // Webhooks
     deliverWebhook: (deliveryId) => deliverWebhook(webhooks, deliveryId),
     fanOutAndDeliver: (eventId, organizationId) => fanOutAndDeliver(webhooks, eventId, organizationId),

@@ -26,7 +26,7 @@ export interface CaseActivities {
   takeCaseStep(organizationId: string, caseId: string): Promise<CaseStep>;
   renderCasePaakrav(organizationId: string, caseId: string, sentOn: string): Promise<{ sha256: string }>;
   deliverCasePaakrav(organizationId: string, caseId: string, documentSha256: string): Promise<CasePaakravOutcome>;
-  recordCasePaakrav(organizationId: string, caseId: string, sentOn: string): Promise<{ recorded: boolean }>;
+  recordDelivery(kind: 'paakrav', paakrav: { organizationId: string; caseId: string; sentOn: string }, attempt: CasePaakravOutcome): Promise<{ recorded: boolean }>;
   /** Hands the case to the collection partner (the document is built and sent inside, never journaled); null reference: the case no longer waits for it. */
   handOverCase(organizationId: string, caseId: string, handedOverOn: string): Promise<{ reference: string | null }>;
   recordCaseHandOver(organizationId: string, caseId: string): Promise<{ recorded: boolean }>;
@@ -58,7 +58,7 @@ export function createCase(activities: CaseActivities) {
                 deliver: (rendered) => activities.deliverCasePaakrav(organizationId, caseId, rendered!.sha256),
                 // Nobody to send it to, or refused for good: the case cannot go on without an operator.
                 refused: (d) => (d.kind === 'refused' ? `påkrav not delivered: ${d.code}: ${d.reason}` : null),
-                record: () => activities.recordCasePaakrav(organizationId, caseId, s.sentOn),
+                record: (attempt) => activities.recordDelivery('paakrav', { organizationId, caseId, sentOn: s.sentOn }, attempt),
               });
               return sent.ok ? null : sent.failed;
             }

@@ -26,8 +26,8 @@ export interface DunningActivities {
   takeDunningStep(organizationId: string, invoiceId: string): Promise<DunningStep>;
   renderReminder(reminderId: string): Promise<{ status: string }>;
   deliverReminder(reminderId: string): Promise<ReminderDeliveryOutcome>;
-  recordReminderDelivery(reminderId: string, attempt: ReminderDeliveryOutcome): Promise<{ delivery: string }>;
-  markReminderUndeliverable(reminderId: string, reason: string): Promise<{ delivery: string }>;
+  recordDelivery(kind: 'reminder', reminderId: string, attempt: ReminderDeliveryOutcome): Promise<{ delivery: string }>;
+  giveUpDelivery(kind: 'reminder', reminderId: string, reason: string): Promise<{ delivery: string }>;
   parkWork(target: WorkTarget, error: string): Promise<boolean>;
 }
 
@@ -63,8 +63,8 @@ export function createDunning(activities: DunningActivities) {
               name: (verb) => `${verb}-${i}`,
               ...(s.documented ? {} : { render: () => activities.renderReminder(s.reminderId) }),
               ...(s.delivery === REMINDER_DELIVERY.state.pending ? { deliver: () => activities.deliverReminder(s.reminderId) } : {}),
-              record: (attempt) => activities.recordReminderDelivery(s.reminderId, attempt),
-              giveUp: (error) => activities.markReminderUndeliverable(s.reminderId, error),
+              record: (attempt) => activities.recordDelivery('reminder', s.reminderId, attempt),
+              giveUp: (error) => activities.giveUpDelivery('reminder', s.reminderId, error),
             });
             return delivered.ok ? null : delivered.failed;
           },

@@ -15,8 +15,8 @@ export type MailAttemptResult = { kind: string } & Record<string, unknown>;
 
 export interface InvoiceMailActivities {
   mailInvoice(invoiceId: string): Promise<MailAttemptResult>;
-  recordInvoiceMail(invoiceId: string, attempt: MailAttemptResult): Promise<{ status: string; code?: string }>;
-  markInvoiceMailUndeliverable(invoiceId: string, reason: string): Promise<{ status: string; code?: string }>;
+  recordDelivery(kind: 'invoice', invoiceId: string, attempt: MailAttemptResult): Promise<{ status: string; code?: string }>;
+  giveUpDelivery(kind: 'invoice', invoiceId: string, reason: string): Promise<{ status: string; code?: string }>;
   parkWork(target: WorkTarget, error: string): Promise<boolean>;
 }
 
@@ -28,8 +28,8 @@ export function createInvoiceMail(activities: InvoiceMailActivities) {
         const recorded = await dispatchDocument(ctx, {
           name: (verb) => (verb === 'deliver' ? 'mail' : verb),
           deliver: () => activities.mailInvoice(ctx.key),
-          record: (attempt) => activities.recordInvoiceMail(ctx.key, attempt),
-          giveUp: (error) => activities.markInvoiceMailUndeliverable(ctx.key, error),
+          record: (attempt) => activities.recordDelivery('invoice', ctx.key, attempt),
+          giveUp: (error) => activities.giveUpDelivery('invoice', ctx.key, error),
         });
         if (recorded.ok) return recorded.recorded!;
         // The database stayed away while the outcome waited to be written: the send stays queued, and its wake-index

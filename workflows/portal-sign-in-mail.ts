@@ -14,8 +14,8 @@ export const PORTAL_SIGN_IN_MAIL = WORKFLOW_SERVICES.PortalSignInMail;
 
 export interface PortalSignInMailActivities {
   mailPortalSignInLink(linkId: string): Promise<SignInMailAttempt>;
-  recordPortalSignInMail(linkId: string, attempt: SignInMailAttempt): Promise<{ status: string }>;
-  giveUpPortalSignInMail(linkId: string): Promise<{ status: string }>;
+  recordDelivery(kind: 'sign-in', linkId: string, attempt: SignInMailAttempt): Promise<{ status: string }>;
+  giveUpDelivery(kind: 'sign-in', linkId: string, reason: string): Promise<{ status: string }>;
   parkWork(target: WorkTarget, error: string): Promise<boolean>;
 }
 
@@ -27,8 +27,8 @@ export function createPortalSignInMail(activities: PortalSignInMailActivities) {
         const recorded = await dispatchDocument(ctx, {
           name: (verb) => (verb === 'deliver' ? 'mail' : verb),
           deliver: () => activities.mailPortalSignInLink(ctx.key),
-          record: (attempt) => activities.recordPortalSignInMail(ctx.key, attempt),
-          giveUp: () => activities.giveUpPortalSignInMail(ctx.key),
+          record: (attempt) => activities.recordDelivery('sign-in', ctx.key, attempt),
+          giveUp: (error) => activities.giveUpDelivery('sign-in', ctx.key, error),
         });
         if (recorded.ok) return recorded.recorded!;
         await parkWork(ctx, activities, WORK.portalSignInMail(ctx.key), recorded.failed);

@@ -16,6 +16,8 @@ import { loadBuyer } from '../../services/invoices/document-parties.ts';
 import { isUuid } from '../../services/shared/ids.ts';
 import { documentLetter, postalRecipient, refused, sentReference, type DeliveryDeps, type Recipient, type Refused } from '../../services/dispatch/channels.ts';
 import { deliverDocument, type DocumentKind } from '../../services/dispatch/deliver-document.ts';
+import type { DeliveryRecord } from '../../services/dispatch/record-delivery.ts';
+import { recordCasePaakrav } from '../../services/cases/take-due-case-step.ts';
 import { storedDocument } from '../../services/dispatch/stored-document.ts';
 import { composeCasePaakravMail } from '../mail/case-paakrav-mail.ts';
 
@@ -71,3 +73,14 @@ export const CASE_PAAKRAV_DOCUMENT: DocumentKind<CasePaakravDeliveryDeps, ReadyP
 
 export const deliverCasePaakrav = (deps: CasePaakravDeliveryDeps, organizationId: string, caseId: string, documentSha256: string): Promise<CasePaakravDelivery> =>
   deliverDocument(CASE_PAAKRAV_DOCUMENT, deps, { organizationId, caseId, documentSha256 });
+
+/** Which påkrav of which case was delivered: the date it carries is the one recorded. */
+export type CasePaakravRef = { organizationId: string; caseId: string; sentOn: string };
+
+/**
+ * How the case's påkrav records its delivery (`recordDelivery('paakrav', …)`): the case becomes PAAKRAV_SENDT from
+ * the påkrav's date (what the channel answered is not stored). No give-up: a påkrav that cannot go out parks the case.
+ */
+export const CASE_PAAKRAV_RECORD: DeliveryRecord<CasePaakravRef, unknown, { recorded: boolean }> = {
+  record: (db, { organizationId, caseId, sentOn }) => recordCasePaakrav(db, organizationId, caseId, sentOn),
+};

@@ -4,6 +4,7 @@ import { loadDocumentView } from '../../services/invoices/load-document-view.ts'
 import { recordTimeline } from '../../services/invoices/record-timeline.ts';
 import { refused, type ChannelOutcome, type DeliveryDeps, type Refused } from '../../services/dispatch/channels.ts';
 import { deliverDocument, type DocumentKind } from '../../services/dispatch/deliver-document.ts';
+import type { DeliveryRecord } from '../../services/dispatch/record-delivery.ts';
 import { storedDocument } from '../../services/dispatch/stored-document.ts';
 import { INVOICE_SEND_LIFECYCLE, type InvoiceSendStatus } from '../../services/invoices/invoice-send-lifecycle.ts';
 import { composeInvoiceMail } from '../mail/invoice-mail.ts';
@@ -140,3 +141,9 @@ export async function markInvoiceMailUndeliverable(deps: Pick<InvoiceMailDeps, '
   if (!send) return { status: 'unknown' };
   return recordFailure(deps, send.organization_id, invoiceId, 'mail_undeliverable', reason);
 }
+
+/** How the invoice mail records its delivery (`recordDelivery('invoice', …)`): on its send row, keyed by the invoice. */
+export const INVOICE_MAIL_RECORD: DeliveryRecord<string, MailAttempt, DeliveryOutcome> = {
+  record: (db, invoiceId, attempt) => recordInvoiceMail({ db }, invoiceId, attempt),
+  giveUp: (db, invoiceId, reason) => markInvoiceMailUndeliverable({ db }, invoiceId, reason),
+};

@@ -21,6 +21,7 @@ import { loadReminderView, type ReminderDocumentView } from '../../services/remi
 import { isUuid } from '../../services/shared/ids.ts';
 import { documentLetter, postalRecipient, refused, sentReference, type ChannelOutcome, type DeliveryDeps } from '../../services/dispatch/channels.ts';
 import { deliverDocument, type DocumentKind } from '../../services/dispatch/deliver-document.ts';
+import type { DeliveryRecord } from '../../services/dispatch/record-delivery.ts';
 import { storedDocument } from '../../services/dispatch/stored-document.ts';
 import { composeReminderMail } from '../mail/reminder-mail.ts';
 
@@ -121,3 +122,9 @@ export async function markReminderUndeliverable(deps: Pick<ReminderDeliveryDeps,
     return { delivery: now?.delivery ?? 'unknown' };
   });
 }
+
+/** How a reminder records its delivery (`recordDelivery('reminder', …)`): on the reminder's delivery and status. */
+export const REMINDER_RECORD: DeliveryRecord<string, ReminderDeliveryAttempt, { delivery: string }> = {
+  record: (db, reminderId, attempt) => recordReminderDelivery({ db }, reminderId, attempt),
+  giveUp: (db, reminderId, reason) => markReminderUndeliverable({ db }, reminderId, reason),
+};

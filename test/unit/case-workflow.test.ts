@@ -18,7 +18,7 @@ describe('workflow logic: Case', () => {
       },
       renderCasePaakrav: async (_o, _c, sentOn) => (calls.push(`render ${sentOn}`), { sha256: 'ab'.repeat(32) }),
       deliverCasePaakrav: async () => (calls.push('deliver'), { kind: 'sent', channel: 'email', reference: 'm' }),
-      recordCasePaakrav: async (_o, _c, sentOn) => (calls.push(`record-paakrav ${sentOn}`), { recorded: true }),
+      recordDelivery: async (_kind, { sentOn }) => (calls.push(`record-paakrav ${sentOn}`), { recorded: true }),
       handOverCase: async (_o, _c, on) => (calls.push(`hand-over ${on}`), { reference: 'p-1' }),
       recordCaseHandOver: async () => (calls.push('record-hand-over'), { recorded: true }),
       parkWork: async (target, error) => (calls.push(`park ${target.service} ${target.key} ${error}`), true),

@@ -20,8 +20,8 @@ describe('workflow logic: Dunning', () => {
       },
       renderReminder: async (id) => (calls.push(`render ${id}`), { status: 'rendered' }),
       deliverReminder: async (id) => (calls.push(`deliver ${id}`), { kind: 'sent', channel: 'email', messageId: 'm' }),
-      recordReminderDelivery: async (id, attempt) => (calls.push(`record ${id} ${attempt.kind}`), { delivery: 'done' }),
-      markReminderUndeliverable: async (id, reason) => (calls.push(`give-up ${id} ${reason}`), { delivery: 'none' }),
+      recordDelivery: async (_kind, id, attempt) => (calls.push(`record ${id} ${attempt.kind}`), { delivery: 'done' }),
+      giveUpDelivery: async (_kind, id, reason) => (calls.push(`give-up ${id} ${reason}`), { delivery: 'none' }),
       parkWork: async (target, error) => (calls.push(`park ${target.service} ${target.key} ${error}`), true),
       ...over,
     };
@@ -66,7 +66,7 @@ describe('workflow logic: Dunning', () => {
     assert.deepEqual(renderDown.calls, ['take', `park Dunning ${key} browser crashed`]);
 
     const recordDown = fakes([{ kind: 'deliver', reminderId: R1, delivery: 'pending', documented: true }], {
-      recordReminderDelivery: () => Promise.reject(new Error('database down')),
+      recordDelivery: () => Promise.reject(new Error('database down')),
     });
     assert.deepEqual(await recordDown.wake(new FakeEngine().context(key)), { steps: 0, ended: 'parked' });
     assert.deepEqual(recordDown.calls, ['take', `deliver ${R1}`, `park Dunning ${key} database down`]);

@@ -204,8 +204,8 @@ describe('workflow logic (fake activities, no servers)', () => {
       const deliver = handlerOf<null, { status: string }>(
         createInvoiceMail({
           mailInvoice: failing('421 try later'),
-          recordInvoiceMail: async () => ({ status: 'sent' }),
-          markInvoiceMailUndeliverable: async (_id, reason) => (recorded.push(reason), { status: 'failed', code: 'mail_undeliverable' }),
+          recordDelivery: async () => ({ status: 'sent' }),
+          giveUpDelivery: async (_kind, _id, reason) => (recorded.push(reason), { status: 'failed', code: 'mail_undeliverable' }),
           parkWork: async () => true,
         }),
         'deliver',
@@ -222,8 +222,8 @@ describe('workflow logic (fake activities, no servers)', () => {
       const deliver = handlerOf<null, { status: string }>(
         createInvoiceMail({
           mailInvoice: async (): Promise<MailAttemptResult> => (mailed++, { kind: 'sent', messageId: '<m@x>' }),
-          recordInvoiceMail: failing('database down'),
-          markInvoiceMailUndeliverable: async () => ({ status: 'failed' }),
+          recordDelivery: failing('database down'),
+          giveUpDelivery: async () => ({ status: 'failed' }),
           parkWork: async (t) => (parked.push(t), true),
         }),
         'deliver',

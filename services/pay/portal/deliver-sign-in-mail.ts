@@ -2,6 +2,7 @@ import { WORK } from '../../../contracts/workflows.ts';
 import { clearWake } from '../../clock/wake-index.ts';
 import { sentReference, type DeliveryDeps } from '../../dispatch/channels.ts';
 import { deliverDocument, type DocumentKind } from '../../dispatch/deliver-document.ts';
+import type { DeliveryRecord } from '../../dispatch/record-delivery.ts';
 import { mailMessageId } from '../../mail/mail-port.ts';
 import type { Db } from '../../shared/db.ts';
 import { isUuid } from '../../shared/ids.ts';
@@ -88,3 +89,9 @@ export async function recordSignInMail(db: Db, linkId: string, attempt: SignInMa
 export async function giveUpSignInMail(db: Db, linkId: string): Promise<{ status: string }> {
   return recordSignInMail(db, linkId, { kind: 'not_sent', outcome: 'failed' });
 }
+
+/** How the sign-in link's mail records its delivery (`recordDelivery('sign-in', …)`): on the link's mail outcome. */
+export const SIGN_IN_MAIL_RECORD: DeliveryRecord<string, SignInMailAttempt, { status: string }> = {
+  record: recordSignInMail,
+  giveUp: (db, linkId) => giveUpSignInMail(db, linkId),
+};
