@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { LIMITATION_YEARS } from '../../../law/danish-law.ts';
 import { Type } from 'typebox';
 import { Envelope } from '../../../../contracts/common.ts';
 import { CASE_BODY_LIMIT, CaseCreate, CaseStatusView } from '../../../../contracts/cases.ts';
@@ -25,7 +26,7 @@ export function caseRoutes(app: FastifyInstance, deps: AppDeps): void {
         description:
           'Creates a case in `OPRETTET` from 1..50 claims and 1..20 debtors (body at most 64 KiB). Debtor names, addresses, ' +
           'e-mails, phones, CPR numbers and claim descriptions are stored encrypted; `cpr` is write-only and never returned, ' +
-          'logged or evented. A claim due 3 years or more before today is 422 `claim_time_barred`, one due today or later ' +
+          'logged or evented. A claim due ' + LIMITATION_YEARS + ' years or more before today is 422 `claim_time_barred`, one due today or later ' +
           '422 `invoice_not_due` (`details` point at `/fordringer/{i}/forfaldsdato`). The same `externalReference` again with ' +
           'the same body, under any Idempotency-Key, answers 200 with the existing case and `meta.replayed: true`; with another ' +
           'body 409 `case_conflict`. `caseNumber` counts 1, 2, 3… per organisation. Writes `sag.oprettet`.',

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { HAND_OVER_AFTER_DAYS, LIMITATION_YEARS } from '../../../law/danish-law.ts';
 import { Type } from 'typebox';
 import { Envelope } from '../../../../contracts/common.ts';
 import { CaseStatusView } from '../../../../contracts/cases.ts';
@@ -18,10 +19,10 @@ export function collectRoutes(app: FastifyInstance, deps: AppDeps): void {
         description:
           'Creates a collection case for the invoice (no body): the invoice becomes `collections` (`invoice.collections`, ' +
           'timeline `collections`) and its reminders end; the case (`sag.oprettet`) sends or reuses the påkrav and is handed ' +
-          'to the collection partner on the påkrav date + 11 days. Refusals, all 422 and checked in this order: ' +
+          'to the collection partner on the påkrav date + ' + HAND_OVER_AFTER_DAYS + ' days. Refusals, all 422 and checked in this order: ' +
           '`invoice_not_issued` (a draft), `invoice_already_paid` (balance 0 or less), `invoice_not_due` (due date today or ' +
           'later), `only_fees_outstanding` (the principal is paid, only reminder fees are left), `reminder_flow_incomplete` ' +
-          '(fewer reminders sent than the plan has), `claim_time_barred` (due 3 years or more ago). A repeat call, under any ' +
+          '(fewer reminders sent than the plan has), `claim_time_barred` (due ' + LIMITATION_YEARS + ' years or more ago). A repeat call, under any ' +
           'Idempotency-Key, answers 200 with the same case and `meta.replayed: true`.',
         tags: ['Collection cases'],
         params: InvoiceParams,

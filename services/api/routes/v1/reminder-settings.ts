@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { STATUTORY_FEE_OERE } from '../../../law/danish-law.ts';
 import { Envelope } from '../../../../contracts/common.ts';
 import { ReminderSettingsReplace, ReminderSettingsView } from '../../../../contracts/reminders.ts';
 import { getReminderSettings } from '../../../reminders/get-reminder-settings.ts';
@@ -19,7 +20,7 @@ export function reminderSettingsRoutes(app: FastifyInstance, deps: AppDeps): voi
         summary: 'The organisation’s reminder settings',
         description:
           'The settings in force, defaults filled in for an organisation that has set none: 3 reminders at the ' +
-          'statutory fee (`feeOere` null, `effectiveFeeOere` 10000) on 7, 14 and 21 days after the due date, no ' +
+          'statutory fee (`feeOere` null, `effectiveFeeOere` ' + STATUTORY_FEE_OERE + ') on 7, 14 and 21 days after the due date, no ' +
           'payment reminder (3 days), no automatic collection, no letter fallback.',
         tags,
         response: { 200: Envelope(ReminderSettingsView) },
