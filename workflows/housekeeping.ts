@@ -176,6 +176,9 @@ export function createHousekeeping(activities: HousekeepingActivities) {
       /** Target of the delayed self-send. */
       wake: async (ctx: HousekeepingContext, req: WakeRequest): Promise<RunResult> => {
         if (RETIRED_JOBS.includes(ctx.key)) {
+          // Read the state first, as the retired job's own wake did: an invocation of it still in flight when this
+          // code takes over replays a journal that begins with that read, and must not meet a mismatch.
+          await ctx.get('s');
           ctx.clearAll();
           return { ran: false, reason: 'stale_wake', nextRunAt: null };
         }

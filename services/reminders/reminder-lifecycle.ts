@@ -25,6 +25,8 @@ export const REMINDER_LIFECYCLE = defineLifecycle({
   table: 'reminders',
   column: 'status',
   stateNoun: 'status',
+  // reminders has no updated_at (013_reminders.sql): a reminder's times are its sent and delivered columns.
+  touchColumn: null,
   states: REMINDER_STATUSES,
   transitions: REMINDER_TRANSITIONS,
 });

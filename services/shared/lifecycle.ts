@@ -124,6 +124,8 @@ export interface Lifecycle<S extends string, T extends Record<string, Transition
   readonly name: string;
   readonly table: string;
   readonly column: string;
+  /** The columns the guarded UPDATE names besides the state: the row's key, its tenant (or null), the touched time (or null). */
+  readonly columns: { readonly id: string; readonly tenant: string | null; readonly touch: string | null };
   readonly states: readonly S[];
   /** Each state by name, `INVOICE_LIFECYCLE.state.paid`: how code outside the module names one state. */
   readonly state: { readonly [K in S]: K };
@@ -196,6 +198,7 @@ export function defineLifecycle<const S extends string, const T extends Record<s
     name: def.name,
     table: def.table,
     column: def.column,
+    columns: { id: idColumn, tenant, touch },
     states: def.states,
     state: Object.fromEntries(def.states.map((s) => [s, s])) as { readonly [K in S]: K },
     transitions: def.transitions,
@@ -230,14 +233,15 @@ export function defineLifecycle<const S extends string, const T extends Record<s
     const setMore = opts.set ? sql`, ${opts.set}` : sql``;
     const guard = (alias: string) => sql.unsafe(guards[transition]!(alias));
     const whereMore = opts.where ? sql` AND ${opts.where}` : sql``;
-    // With readFrom the old state comes from a sub-select of the same statement (the row a caller locked is the
-    // one changed); without it the statement is the bare guarded UPDATE, for hot paths that know the state.
+    // With readFrom the old state comes from a sub-select of the same statement; the guard stands on the updated row
+    // too, so a concurrent transition that committed first (READ COMMITTED re-checks only the outer WHERE) makes this
+    // one refused rather than overwritten. Without it the statement is the bare guarded UPDATE, for hot paths.
     const query = opts.readFrom || def.readFrom
       ? sql<Record<string, unknown>[]>`
           UPDATE ${ident(def.table)} t SET ${ident(def.column)} = ${t.to}${setTouch}${setMore}
           FROM (SELECT o.${ident(idColumn)} AS key, o.${ident(def.column)} AS from_state FROM ${ident(def.table)} o
                 WHERE ${tenantMatch('o')}o.${ident(idColumn)} = ${id} AND ${guard('o')}) old
-          WHERE ${tenantMatch('t')}t.${ident(idColumn)} = old.key${whereMore}
+          WHERE ${tenantMatch('t')}t.${ident(idColumn)} = old.key AND ${guard('t')}${whereMore}
           RETURNING old.from_state AS "__from"${extra}`.execute()
       : sql<Record<string, unknown>[]>`
           UPDATE ${ident(def.table)} t SET ${ident(def.column)} = ${t.to}${setTouch}${setMore}

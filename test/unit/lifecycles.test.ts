@@ -77,6 +77,17 @@ describe('lifecycles (services/shared/lifecycle.ts)', () => {
     assert.deepEqual([...defined].filter((c) => !columns.includes(c)), []);
   });
 
+  it("names only columns its table has (the key, the tenant, the touched time), so its guarded UPDATE can run", async () => {
+    const { db } = testDb();
+    for (const l of LIFECYCLES) {
+      const named = [l.column, l.columns.id, l.columns.tenant, l.columns.touch].filter((c): c is string => c !== null);
+      const rows = await db.sql<{ column_name: string }[]>`
+        SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ${l.table}`;
+      const have = new Set(rows.map((r) => r.column_name));
+      for (const c of named) assert.ok(have.has(c), `${l.name}: ${l.table}.${c} does not exist`);
+    }
+  });
+
   it('every transition of every lifecycle moves to another state, from states it knows', () => {
     for (const l of LIFECYCLES) {
       for (const [name, t] of Object.entries(l.transitions)) {
