@@ -18,34 +18,44 @@ export const WORKFLOW_SERVICES = {
   Case: 'Case',
   SubscriptionSchedule: 'SubscriptionSchedule',
   PortalSignInMail: 'PortalSignInMail',
+  WakeScheduler: 'WakeScheduler',
 } as const;
 
 export type WorkflowService = keyof typeof WORKFLOW_SERVICES;
 
-/** Each handler's input, by service. A poke from the wake index sends `{}` to a handler listed in `Pokeable`. */
+/**
+ * What a wake-index target's handler is sent: the claim its poke took on the row (services/clock/wake-index.ts), which
+ * the handler releases when it finishes. A call without one (older journals, an operator in the Restate UI) is served
+ * the same and releases nothing.
+ */
+export type WakeClaim = { claim?: number } | null;
+
+/** Each handler's input, by service. A wake-index target's handler takes a `WakeClaim`. */
 export interface WorkflowInputs {
   /** Key: the job (`idempotency`, `due-work`, `past-due`). */
   Housekeeping: { start: null; wake: { gen: number }; runNow: null; status: null };
   /** Key: the invoice id. Mails the invoice's queued send once. */
-  InvoiceMail: { deliver: null };
+  InvoiceMail: { deliver: WakeClaim };
   /** Key: the invoice id. Finishes an issue whose request stopped between reserving the number and committing it. */
-  InvoiceIssue: { finish: null };
+  InvoiceIssue: { finish: WakeClaim };
   /** Key: the payment id. Renders the payment's receipt once. */
-  PaymentReceipt: { render: null };
+  PaymentReceipt: { render: WakeClaim };
   /** Unkeyed. Creates an event's webhook deliveries and makes their first attempts. */
   WebhookEvents: { route: { eventId: string; organizationId: string } };
-  /** Key: the delivery id. `token` only on the object's own armed timer; a poke carries none. */
-  WebhookDelivery: { wake: { token?: number } };
+  /** Key: the delivery id. `token` only on a timer armed before the wake index scheduled retries; a poke carries its claim. */
+  WebhookDelivery: { wake: { token?: number; claim?: number } | null };
   /** Key: the organisation id. Pokes every wake-index row of the organisation that its business clock made due. */
   BusinessClock: { wakeDue: null };
   /** Key: `<organisation id>:<invoice id>`. Takes the invoice's reminder steps that are due, and delivers them. */
-  Dunning: { wake: null };
+  Dunning: { wake: WakeClaim };
   /** Key: `<organisation id>:<case id>`. Takes the collection case's next lifecycle step when it is due. */
-  Case: { wake: null };
+  Case: { wake: WakeClaim };
   /** Key: `<organisation id>:<subscription id>`. Runs the subscription's due periods, oldest first, each on its own. */
-  SubscriptionSchedule: { wake: null };
+  SubscriptionSchedule: { wake: WakeClaim };
   /** Key: the sign-in link's id. Mails a customer-portal sign-in link once (services/pay/portal). */
-  PortalSignInMail: { deliver: null };
+  PortalSignInMail: { deliver: WakeClaim };
+  /** Key: the wake shard, "0".."7". Claims and sends the shard's due rows, and keeps one timer to its earliest row. */
+  WakeScheduler: { tick: { gen?: number } | null; nudge: { atMs?: number | null } | null };
 }
 
 export type WorkflowHandler<S extends WorkflowService> = keyof WorkflowInputs[S] & string;

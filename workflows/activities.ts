@@ -9,7 +9,7 @@ import { purgeIdempotencyKeys } from '../activities/purge-idempotency.ts';
 import { deliverWebhook, fanOutAndDeliver, type WebhookActivityDeps } from '../activities/webhooks/webhook-activities.ts';
 import { createWebhookAgents } from '../activities/webhooks/post-webhook.ts';
 import { createBusinessClock as createPostgresBusinessClock } from '../services/clock/business-clock.ts';
-import { dueWakes, overdueOrganizations, parkWake } from '../services/clock/wake-index.ts';
+import { armShard, claimDueWakes, parkWake, releaseWake, shardsWithLostWork } from '../services/clock/wake-index.ts';
 import { announcePastDueTransitions } from '../services/customers/past-due-transitions.ts';
 import { createPostgresDocumentStore } from '../services/documents/postgres-document-store.ts';
 import type { PdfRenderer } from '../services/documents/pdf-renderer.ts';
@@ -75,8 +75,8 @@ const DELIVERY_RECORDS = {
 type DeliveryKind = keyof typeof DELIVERY_RECORDS;
 
 /** A one-way poke of one delivery's WebhookDelivery object through Restate's ingress. */
-export const restateWebhookHandOff = (ingressUrl: string) => {
-  const engine = createEngineClient(ingressUrl);
+export const restateWebhookHandOff = (ingressUrl: string, db: Db) => {
+  const engine = createEngineClient(ingressUrl, db);
   return (deliveryId: string): Promise<void> => engine.poke(WORK.webhookDelivery(deliveryId));
 };
 
@@ -129,12 +129,14 @@ export function createActivities(
   return withActivityBoundary<Activities>({
     // Housekeeping
     purgeIdempotencyKeys: () => db.read((sql) => purgeIdempotencyKeys(sql, config.idempotencyRetentionDays)),
-    overdueOrganizations: (graceMs) => overdueOrganizations(db, graceMs),
+    shardsWithLostWork: (graceMs) => shardsWithLostWork(db, graceMs),
     drainEventOutbox: () => resources.drainEventOutbox?.() ?? Promise.resolve(),
     announcePastDueTransitions: () =>
       announcePastDueTransitions(db, clock, (org, err) => log('warn', 'past-due reconciliation of an organisation failed; it runs again in a minute', { organizationId: org, err: String(err) })),
     // The wake index
-    dueWakeUps: (organizationId, after, limit) => dueWakes(db, organizationId, after, limit),
+    claimDueWakes: (shard, limit) => claimDueWakes(db, shard, limit),
+    armShard: (shard, capMs) => armShard(db, shard, new Date(capMs)),
+    releaseWake: (target, token) => releaseWake(db, target, token),
     parkWork: async (target, error) => {
       log('warn', 'durable work exhausted its retries and is parked in the wake index', { service: target.service, key: target.key, error });
       return db.read((sql) => parkWake(sql, target, error));
@@ -149,6 +151,7 @@ export function createActivities(
         finished: done !== undefined,
         mail: done?.dispatchMail ?? false,
         dunning: done?.dunningDue ? dunningKey(done.organizationId, done.invoiceId) : null,
+        ...(done ? { organizationId: done.organizationId } : {}),
       };
     },
     mailInvoice: (invoiceId) => mailInvoice(mail, invoiceId),

@@ -4,6 +4,7 @@ import type { CaseStep } from '../services/cases/take-due-case-step.ts';
 import { dispatchDocument } from './shared/dispatch.ts';
 import { step } from './shared/durable.ts';
 import { runStepLoop, type LoopResult } from './shared/step-loop.ts';
+import { releasing, type WakeClaimActivities } from './shared/wake-claim.ts';
 
 /**
  * The lifecycle of one collection case, as a virtual object keyed by `<organisation>:<case>`
@@ -22,7 +23,7 @@ export const CASE = WORKFLOW_SERVICES.Case;
 
 export type CasePaakravOutcome = { kind: 'sent'; channel: string; reference: string } | { kind: 'refused'; code: string; reason: string };
 
-export interface CaseActivities {
+export interface CaseActivities extends WakeClaimActivities {
   takeCaseStep(organizationId: string, caseId: string): Promise<CaseStep>;
   renderCasePaakrav(organizationId: string, caseId: string, sentOn: string): Promise<{ sha256: string }>;
   deliverCasePaakrav(organizationId: string, caseId: string, documentSha256: string): Promise<CasePaakravOutcome>;
@@ -42,7 +43,7 @@ export function createCase(activities: CaseActivities) {
   return restate.object({
     name: CASE,
     handlers: {
-      wake: async (ctx: restate.ObjectContext): Promise<CaseResult> => {
+      wake: releasing('Case', activities, async (ctx: restate.ObjectContext): Promise<CaseResult> => {
         const { organizationId, caseId } = parseCaseKey(ctx.key);
         return runStepLoop(ctx, activities, {
           service: 'Case',
@@ -70,7 +71,7 @@ export function createCase(activities: CaseActivities) {
             return recorded.ok ? null : recorded.failed;
           },
         });
-      },
+      }),
     },
   });
 }

@@ -3,8 +3,8 @@ import { WORK, WORKFLOW_SERVICES, parseDunningKey, type WorkTarget } from '../co
 import { REMINDER_DELIVERY } from '../services/dispatch/delivery-lifecycle.ts';
 import type { DunningStep } from '../services/reminders/take-due-dunning-step.ts';
 import { dispatchDocument } from './shared/dispatch.ts';
-import { sendTo } from './shared/durable.ts';
 import { runStepLoop, type LoopResult } from './shared/step-loop.ts';
+import { handOn, releasing, type WakeClaimActivities } from './shared/wake-claim.ts';
 
 /**
  * The dunning lifecycle of one issued invoice, as a virtual object keyed by `<organisation>:<invoice>`: its
@@ -22,7 +22,7 @@ export const DUNNING = WORKFLOW_SERVICES.Dunning;
 
 export type ReminderDeliveryOutcome = { kind: string } & Record<string, unknown>;
 
-export interface DunningActivities {
+export interface DunningActivities extends WakeClaimActivities {
   takeDunningStep(organizationId: string, invoiceId: string): Promise<DunningStep>;
   renderReminder(reminderId: string): Promise<{ status: string }>;
   deliverReminder(reminderId: string): Promise<ReminderDeliveryOutcome>;
@@ -40,7 +40,7 @@ export function createDunning(activities: DunningActivities) {
   return restate.object({
     name: DUNNING,
     handlers: {
-      wake: async (ctx: restate.ObjectContext): Promise<DunningResult> => {
+      wake: releasing('Dunning', activities, async (ctx: restate.ObjectContext): Promise<DunningResult> => {
         const { organizationId, invoiceId } = parseDunningKey(ctx.key);
         return runStepLoop(ctx, activities, {
           service: 'Dunning',
@@ -51,12 +51,12 @@ export function createDunning(activities: DunningActivities) {
             if (s.kind === 'done' || s.kind === 'wait' || s.kind === 'noted') return null;
             // Collected (autoCollections): the case's lifecycle begins now; this one has ended.
             if (s.kind === 'collected') {
-              sendTo(ctx, { service: 'Case', handler: 'wake', key: WORK.collectionCase(organizationId, s.caseId).key, input: null });
+              handOn(ctx, organizationId);
               return null;
             }
             // A step of another invoice of the customer, taken first for its earlier date: that invoice delivers it.
             if (s.kind === 'sibling') {
-              sendTo(ctx, { service: 'Dunning', handler: 'wake', key: WORK.dunning(organizationId, s.invoiceId).key, input: null });
+              handOn(ctx, organizationId);
               return null;
             }
             const delivered = await dispatchDocument(ctx, {
@@ -69,7 +69,7 @@ export function createDunning(activities: DunningActivities) {
             return delivered.ok ? null : delivered.failed;
           },
         });
-      },
+      }),
     },
   });
 }

@@ -1,18 +1,17 @@
 import * as restate from '@restatedev/restate-sdk';
 import { WORKFLOW_SERVICES, type HousekeepingJob } from '../contracts/workflows.ts';
-import { arm, disarm, isStaleWake, RETRY, sendTo, type ArmedTimer } from './shared/durable.ts';
+import { arm, disarm, isStaleWake, RETRY, type ArmedTimer } from './shared/durable.ts';
+import { nudgeShard } from './shared/wake-claim.ts';
 
 /**
  * The one durable housekeeping loop, one virtual object key per job. Restate has no cron, so each run arms the next
  * with a delayed self-send (the armed-timer pattern of shared/durable.ts):
  *
  * - `idempotency`, daily: purges stored idempotent responses past their retention.
- * - `due-work`, every minute: finds the work the wake index lists as due and wakes it. Every organisation with
- *   wake-index rows due for more than a minute gets its BusinessClock woken, which pokes each due row; and the event
- *   outbox is drained. It is how a live organisation's reminder, case step or subscription period is woken on its
- *   day (those objects arm no timer of their own), and how a lost wake-up, a hand-off after commit that never
- *   arrived or a killed invocation is found again. This replaces every per-feature sweep: a new kind of
- *   durable work adds rows to the wake index, not a sweep. (The job was called `lost-work` before; see
+ * - `due-work`, every minute: the backstop of the wake index, not the way due work starts (each shard's scheduler
+ *   starts it on time, workflows/wake-scheduler.ts). It releases claims whose invocation was lost (older than the
+ *   lease), nudges the scheduler of every shard with rows due for more than a minute and not handed on (a lost
+ *   hand-off, timer or notification), and drains the event outbox. (The job was called `lost-work` before; see
  *   RETIRED_JOBS.)
  * - `past-due`, every minute: announces customers crossing the past-due threshold as days pass.
  *
@@ -47,8 +46,8 @@ export const RETIRED_JOBS: readonly string[] = ['lost-work'];
 export interface HousekeepingActivities {
   /** Deletes stored idempotent responses older than the retention; returns how many. */
   purgeIdempotencyKeys(): Promise<number>;
-  /** Organisations whose wake-index rows are overdue by more than `graceMs`. */
-  overdueOrganizations(graceMs: number): Promise<string[]>;
+  /** Releases lost claims and answers the shards with rows due for more than `graceMs` and not handed on. */
+  shardsWithLostWork(graceMs: number): Promise<number[]>;
   /** Hands on whatever the event outbox still holds (the relay's own work, when a notification was lost). */
   drainEventOutbox(): Promise<void>;
   /** Announces past-due transitions; returns how many customers changed. */
@@ -60,7 +59,7 @@ export interface HousekeepingState extends ArmedTimer {
   nextRunAt: number | null;
   lastRunAt: number | null;
   /**
-   * What the last successful run counted: stored responses purged (`idempotency`), organisations woken (`due-work`),
+   * What the last successful run counted: stored responses purged (`idempotency`), shards nudged (`due-work`),
    * customers announced (`past-due`). State stored before this field was named so holds it as `lastDeleted`.
    */
   lastRunCount: number | null;
@@ -114,10 +113,10 @@ export function createHousekeeping(activities: HousekeepingActivities) {
       retryMs: MINUTE_MS,
       overdueAfterMs: 5 * MINUTE_MS,
       run: async (ctx) => {
-        const orgs = await ctx.run('overdue-organizations', () => activities.overdueOrganizations(DUE_WORK_GRACE_MS), RETRY.job);
-        for (const org of orgs) sendTo(ctx, { service: 'BusinessClock', handler: 'wakeDue', key: org, input: null });
+        const shards = await ctx.run('lost-work', () => activities.shardsWithLostWork(DUE_WORK_GRACE_MS), RETRY.job);
+        for (const shard of shards) nudgeShard(ctx, shard);
         await ctx.run('drain-event-outbox', () => activities.drainEventOutbox(), RETRY.job);
-        return orgs.length;
+        return shards.length;
       },
     },
     'past-due': {

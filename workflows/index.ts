@@ -4,7 +4,9 @@ import { createInvoiceMail, type InvoiceMailActivities } from './invoice-mail.ts
 import { createInvoiceIssue, type InvoiceIssueActivities } from './invoice-issue.ts';
 import { createWebhookDelivery, type WebhookDeliveryActivities } from './webhook-delivery.ts';
 import { createWebhookEvents, type WebhookEventsActivities } from './webhook-events.ts';
-import { createBusinessClock, type BusinessClockActivities } from './business-clock.ts';
+import { createBusinessClock } from './business-clock.ts';
+import { createWakeScheduler, type WakeSchedulerActivities } from './wake-scheduler.ts';
+import type { WakeClaimActivities } from './shared/wake-claim.ts';
 import { createPaymentReceipt, type PaymentReceiptActivities } from './payment-receipt.ts';
 import { createDunning, type DunningActivities } from './dunning.ts';
 import { createCase, type CaseActivities } from './case.ts';
@@ -17,7 +19,8 @@ export type Activities = HousekeepingActivities &
   InvoiceIssueActivities &
   WebhookDeliveryActivities &
   WebhookEventsActivities &
-  BusinessClockActivities &
+  WakeSchedulerActivities &
+  WakeClaimActivities &
   PaymentReceiptActivities &
   DunningActivities &
   CaseActivities &
@@ -32,7 +35,8 @@ export function createServices(activities: Activities): EndpointOptions['service
     createInvoiceIssue(activities),
     createWebhookEvents(activities),
     createWebhookDelivery(activities),
-    createBusinessClock(activities),
+    createBusinessClock(),
+    createWakeScheduler(activities),
     createPaymentReceipt(activities),
     createDunning(activities),
     createCase(activities),

@@ -1,6 +1,7 @@
 import * as restate from '@restatedev/restate-sdk';
 import { WORK, WORKFLOW_SERVICES, type WorkTarget } from '../contracts/workflows.ts';
-import { RETRY, sendTo, step } from './shared/durable.ts';
+import { RETRY, step } from './shared/durable.ts';
+import { handOn, releasing, type WakeClaimActivities } from './shared/wake-claim.ts';
 
 /**
  * Finishes an issue whose request stopped between its two transactions (the API process died while the PDF was
@@ -12,10 +13,10 @@ import { RETRY, sendTo, step } from './shared/durable.ts';
  */
 export const INVOICE_ISSUE = WORKFLOW_SERVICES.InvoiceIssue;
 
-export interface InvoiceIssueActivities {
+export interface InvoiceIssueActivities extends WakeClaimActivities {
   /** Renders, stores and commits the reserved issue; `mail` when the request asked for a send that is now queued. */
   /** `dunning`: the invoice's Dunning key when it was issued already past due (its dunning is due now). */
-  finishInvoiceIssue(invoiceId: string): Promise<{ finished: boolean; mail: boolean; dunning: string | null }>;
+  finishInvoiceIssue(invoiceId: string): Promise<{ finished: boolean; mail: boolean; dunning: string | null; organizationId?: string }>;
   parkWork(target: WorkTarget, error: string): Promise<boolean>;
 }
 
@@ -23,17 +24,18 @@ export function createInvoiceIssue(activities: InvoiceIssueActivities) {
   return restate.object({
     name: INVOICE_ISSUE,
     handlers: {
-      finish: async (ctx: restate.ObjectContext): Promise<{ finished: boolean }> => {
+      finish: releasing('InvoiceIssue', activities, async (ctx: restate.ObjectContext): Promise<{ finished: boolean }> => {
         const result = await step(ctx, 'finish', () => activities.finishInvoiceIssue(ctx.key), 'finishIssue');
         if (!result.ok) {
           await ctx.run('park', () => activities.parkWork(WORK.invoiceIssue(ctx.key), result.failed), RETRY.database);
           return { finished: false };
         }
-        // The send the request asked for goes to the mail workflow as a durable one-way call.
-        if (result.value.mail) sendTo(ctx, { service: 'InvoiceMail', handler: 'deliver', key: ctx.key, input: null });
-        if (result.value.dunning) sendTo(ctx, { service: 'Dunning', handler: 'wake', key: result.value.dunning, input: null });
+        // The send the request asked for, and the dunning of an invoice issued past due, are due now: the scheduler
+        // hands them on. (A result journaled before it named the organisation leaves them to the backstop.)
+        const { organizationId } = result.value;
+        if ((result.value.mail || result.value.dunning) && organizationId) handOn(ctx, organizationId);
         return { finished: result.value.finished };
-      },
+      }),
     },
   });
 }

@@ -1,6 +1,7 @@
 import * as restate from '@restatedev/restate-sdk';
 import { WORK, WORKFLOW_SERVICES, type WorkTarget } from '../contracts/workflows.ts';
 import { dispatchDocument, parkWork } from './shared/dispatch.ts';
+import { releasing, type WakeClaimActivities } from './shared/wake-claim.ts';
 
 /**
  * The e-mail of one invoice, as a virtual object keyed by the invoice id: its exclusive handler means two sends of
@@ -13,7 +14,7 @@ export const INVOICE_MAIL = WORKFLOW_SERVICES.InvoiceMail;
 /** The mail step's journaled result: opaque to the workflow, handed to the recording step as it is. */
 export type MailAttemptResult = { kind: string } & Record<string, unknown>;
 
-export interface InvoiceMailActivities {
+export interface InvoiceMailActivities extends WakeClaimActivities {
   mailInvoice(invoiceId: string): Promise<MailAttemptResult>;
   recordDelivery(kind: 'invoice', invoiceId: string, attempt: MailAttemptResult): Promise<{ status: string; code?: string }>;
   giveUpDelivery(kind: 'invoice', invoiceId: string, reason: string): Promise<{ status: string; code?: string }>;
@@ -24,7 +25,7 @@ export function createInvoiceMail(activities: InvoiceMailActivities) {
   return restate.object({
     name: INVOICE_MAIL,
     handlers: {
-      deliver: async (ctx: restate.ObjectContext): Promise<{ status: string; code?: string }> => {
+      deliver: releasing('InvoiceMail', activities, async (ctx: restate.ObjectContext): Promise<{ status: string; code?: string }> => {
         const recorded = await dispatchDocument(ctx, {
           name: (verb) => (verb === 'deliver' ? 'mail' : verb),
           deliver: () => activities.mailInvoice(ctx.key),
@@ -36,7 +37,7 @@ export function createInvoiceMail(activities: InvoiceMailActivities) {
         // row is parked so that nobody mails it again before an operator has looked.
         await parkWork(ctx, activities, WORK.invoiceMail(ctx.key), recorded.failed);
         return { status: 'parked' };
-      },
+      }),
     },
   });
 }

@@ -95,7 +95,7 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
         mailer: opts.mailer ?? createMailer(config, createJsonLog(opts.logStream ?? process.stdout, config.logLevel, 'mail')),
         pdf,
         clock,
-        ...(config.restateIngressUrl ? { webhookHandOff: restateWebhookHandOff(config.restateIngressUrl) } : {}),
+        ...(config.restateIngressUrl ? { webhookHandOff: restateWebhookHandOff(config.restateIngressUrl, db) } : {}),
         drainEventOutbox: () => relay?.drain() ?? Promise.resolve(),
         log,
         payBaseUrl: payBaseUrl(config),

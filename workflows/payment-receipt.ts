@@ -1,6 +1,7 @@
 import * as restate from '@restatedev/restate-sdk';
 import { WORK, WORKFLOW_SERVICES, type WorkTarget } from '../contracts/workflows.ts';
 import { dispatchDocument, parkWork } from './shared/dispatch.ts';
+import { releasing, type WakeClaimActivities } from './shared/wake-claim.ts';
 
 /**
  * The receipt of one payment, as a virtual object keyed by the payment id: one rendering at a time per payment. The
@@ -11,7 +12,7 @@ import { dispatchDocument, parkWork } from './shared/dispatch.ts';
  */
 export const PAYMENT_RECEIPT = WORKFLOW_SERVICES.PaymentReceipt;
 
-export interface PaymentReceiptActivities {
+export interface PaymentReceiptActivities extends WakeClaimActivities {
   renderPaymentReceipt(paymentId: string): Promise<{ status: string }>;
   /** Records that the work's retries ran out: its wake-index row is parked with the error. */
   parkWork(target: WorkTarget, error: string): Promise<boolean>;
@@ -21,13 +22,13 @@ export function createPaymentReceipt(activities: PaymentReceiptActivities) {
   return restate.object({
     name: PAYMENT_RECEIPT,
     handlers: {
-      render: async (ctx: restate.ObjectContext): Promise<{ status: string }> => {
+      render: releasing('PaymentReceipt', activities, async (ctx: restate.ObjectContext): Promise<{ status: string }> => {
         // A receipt is stored, not sent: the segment's render step only.
         const done = await dispatchDocument(ctx, { name: (verb) => verb, render: () => activities.renderPaymentReceipt(ctx.key) });
         if (done.ok) return done.rendered!;
         await parkWork(ctx, activities, WORK.paymentReceipt(ctx.key), done.failed);
         return { status: 'parked' };
-      },
+      }),
     },
   });
 }

@@ -2,6 +2,7 @@ import * as restate from '@restatedev/restate-sdk';
 import { WORK, WORKFLOW_SERVICES, type WorkTarget } from '../contracts/workflows.ts';
 import type { SignInMailAttempt } from '../services/pay/portal/deliver-sign-in-mail.ts';
 import { dispatchDocument, parkWork } from './shared/dispatch.ts';
+import { releasing, type WakeClaimActivities } from './shared/wake-claim.ts';
 
 /**
  * The mail of one customer-portal sign-in link, as a virtual object keyed by the link's id (services/pay/portal).
@@ -12,7 +13,7 @@ import { dispatchDocument, parkWork } from './shared/dispatch.ts';
  */
 export const PORTAL_SIGN_IN_MAIL = WORKFLOW_SERVICES.PortalSignInMail;
 
-export interface PortalSignInMailActivities {
+export interface PortalSignInMailActivities extends WakeClaimActivities {
   mailPortalSignInLink(linkId: string): Promise<SignInMailAttempt>;
   recordDelivery(kind: 'sign-in', linkId: string, attempt: SignInMailAttempt): Promise<{ status: string }>;
   giveUpDelivery(kind: 'sign-in', linkId: string, reason: string): Promise<{ status: string }>;
@@ -23,7 +24,7 @@ export function createPortalSignInMail(activities: PortalSignInMailActivities) {
   return restate.object({
     name: PORTAL_SIGN_IN_MAIL,
     handlers: {
-      deliver: async (ctx: restate.ObjectContext): Promise<{ status: string }> => {
+      deliver: releasing('PortalSignInMail', activities, async (ctx: restate.ObjectContext): Promise<{ status: string }> => {
         const recorded = await dispatchDocument(ctx, {
           name: (verb) => (verb === 'deliver' ? 'mail' : verb),
           deliver: () => activities.mailPortalSignInLink(ctx.key),
@@ -33,7 +34,7 @@ export function createPortalSignInMail(activities: PortalSignInMailActivities) {
         if (recorded.ok) return recorded.recorded!;
         await parkWork(ctx, activities, WORK.portalSignInMail(ctx.key), recorded.failed);
         return { status: 'parked' };
-      },
+      }),
     },
   });
 }

@@ -1,7 +1,8 @@
 import * as restate from '@restatedev/restate-sdk';
 import { WORK, WORKFLOW_SERVICES, parseSubscriptionKey, type WorkTarget } from '../contracts/workflows.ts';
 import type { ScheduledRun } from '../services/subscriptions/run-period.ts';
-import { RETRY, sendTo, step } from './shared/durable.ts';
+import { RETRY, step } from './shared/durable.ts';
+import { handOn, releasing, type WakeClaimActivities } from './shared/wake-claim.ts';
 
 /**
  * A subscription's durable schedule, as a virtual object keyed by `<organisation>:<subscription>`. It holds no timer
@@ -21,9 +22,9 @@ import { RETRY, sendTo, step } from './shared/durable.ts';
  */
 export const SUBSCRIPTION_SCHEDULE = WORKFLOW_SERVICES.SubscriptionSchedule;
 
-export interface SubscriptionScheduleActivities {
+export interface SubscriptionScheduleActivities extends WakeClaimActivities {
   runSubscriptionPeriod(organizationId: string, subscriptionId: string): Promise<ScheduledRun>;
-  finishInvoiceIssue(invoiceId: string): Promise<{ finished: boolean; mail: boolean; dunning: string | null }>;
+  finishInvoiceIssue(invoiceId: string): Promise<{ finished: boolean; mail: boolean; dunning: string | null; organizationId?: string }>;
   parkWork(target: WorkTarget, error: string): Promise<boolean>;
 }
 
@@ -36,7 +37,7 @@ export function createSubscriptionSchedule(activities: SubscriptionScheduleActiv
   return restate.object({
     name: SUBSCRIPTION_SCHEDULE,
     handlers: {
-      wake: async (ctx: restate.ObjectContext): Promise<SubscriptionScheduleResult> => {
+      wake: releasing('SubscriptionSchedule', activities, async (ctx: restate.ObjectContext): Promise<SubscriptionScheduleResult> => {
         const { organizationId, subscriptionId } = parseSubscriptionKey(ctx.key);
         for (let i = 0; i < PERIODS_PER_WAKE; i++) {
           const ran = await step(ctx, `run-${i}`, () => activities.runSubscriptionPeriod(organizationId, subscriptionId), 'database');
@@ -51,13 +52,13 @@ export function createSubscriptionSchedule(activities: SubscriptionScheduleActiv
           // reservation keeps its own wake-index row (the InvoiceIssue object finishes or parks it): the next period
           // goes on regardless.
           const issued = await step(ctx, `issue-${i}`, () => activities.finishInvoiceIssue(r.invoiceId), 'finishIssue');
-          if (issued.ok && issued.value.mail) sendTo(ctx, { service: 'InvoiceMail', handler: 'deliver', key: r.invoiceId, input: null });
-          // A period issued on a start date the clock has long passed may be past due already: its dunning starts now.
-          if (issued.ok && issued.value.dunning) sendTo(ctx, { service: 'Dunning', handler: 'wake', key: issued.value.dunning, input: null });
+          // Its mail, and its dunning when a start date the clock has long passed made it past due already, are due
+          // now: the scheduler hands them on.
+          if (issued.ok && (issued.value.mail || issued.value.dunning)) handOn(ctx, organizationId);
         }
-        sendTo(ctx, { service: 'SubscriptionSchedule', handler: 'wake', key: ctx.key, input: null });
+        // The rest in a fresh invocation: the row is still due, so the release hands it on.
         return { periods: PERIODS_PER_WAKE, ended: 'continued' };
-      },
+      }),
     },
   });
 }

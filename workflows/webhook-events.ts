@@ -1,6 +1,7 @@
 import * as restate from '@restatedev/restate-sdk';
 import { WORKFLOW_SERVICES } from '../contracts/workflows.ts';
-import { RETRY, sendTo } from './shared/durable.ts';
+import { RETRY } from './shared/durable.ts';
+import { handOn } from './shared/wake-claim.ts';
 
 /**
  * Receives committed events from the relay (idempotency key: the event id), creates one delivery per endpoint that
@@ -24,7 +25,8 @@ export function createWebhookEvents(activities: WebhookEventsActivities) {
           throw new restate.TerminalError('eventId and organizationId are required', { errorCode: 400 });
         }
         const pending = await ctx.run('fan-out', () => activities.fanOutAndDeliver(req.eventId, req.organizationId), RETRY.database);
-        for (const id of pending) sendTo(ctx, { service: 'WebhookDelivery', handler: 'wake', key: id, input: {} });
+        // Each pending delivery's wake-index row is due now: the scheduler claims and sends them.
+        if (pending.length > 0) handOn(ctx, req.organizationId);
         return { pending: pending.length };
       },
     },

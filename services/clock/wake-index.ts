@@ -63,27 +63,131 @@ export async function dueWakes(db: Db, organizationId: string, after: WakeRef | 
   return rows.map((r) => ({ service: r.service, key: r.key, handler: r.handler, dueAt: r.due_at }));
 }
 
+/** The scheduler's shards (migration 029): eight, each with one WakeScheduler object and one armed timer. */
+export const WAKE_SHARDS = 8;
+
+/** A row's shard, by its organisation: the last hex digit of the id (a UUIDv7's random tail), the SQL `wake_shard`. */
+export function wakeShardOf(organizationId: string): number {
+  return parseInt(organizationId.slice(-1), 16) & (WAKE_SHARDS - 1);
+}
+
 /**
- * Organisations with rows overdue by more than `graceMs` of their business time, for the housekeeping loop's
- * `due-work` job: work that arms no timer of its own (a live organisation's reminder, case step or subscription
- * period, on its day), or a wake-up or hand-off that was lost (the API died after its commit, the engine was
- * unreachable, an invocation was killed). Rows overdue in real time come from the due index; a sandbox organisation
- * whose test clock runs ahead is checked through its own range.
+ * How many rows of one organisation may be in flight at once (claimed, their invocation running or queued). The
+ * engine runs a few dozen invocations at a time; one organisation catching up thousands of steps holds at most this
+ * many of them, and every other organisation's due work is admitted beside it.
  */
-export async function overdueOrganizations(db: Db, graceMs: number, limit = 1000): Promise<string[]> {
-  const rows = await db.read((sql) => sql<{ organization_id: string }[]>`
-    SELECT organization_id FROM (
-      SELECT DISTINCT organization_id FROM wake_index
-      WHERE parked_at IS NULL AND due_at < now() - make_interval(secs => ${graceMs} / 1000.0)
+export const IN_FLIGHT_PER_ORGANIZATION = 8;
+
+/**
+ * A claim older than this is taken to be lost (its invocation was killed, or the process that claimed it died before
+ * it sent): the backstop releases it and the row is handed on again. Longer than any handler's bounded retries.
+ */
+export const CLAIM_LEASE_MS = 90 * 60 * 1000;
+
+/** A claimed row, to be sent to its handler with `{ claim: token }`. */
+export interface ClaimedWake {
+  service: string;
+  key: string;
+  handler: string;
+  token: number;
+}
+
+/**
+ * Claims one row for a poke (a hand-off after commit, an operator's retry): the token of the claim, or null when the
+ * row is claimed already (its invocation is in flight or queued), parked, gone or not yet due. Only a claimer sends,
+ * so a row never has two invocations in flight or queued, whatever pokes it.
+ */
+export async function claimWake(sql: Queryable, target: Pick<WorkTarget, 'service' | 'key'>): Promise<ClaimedWake | null> {
+  const [row] = await sql<{ handler: string; claim_token: string }[]>`SELECT * FROM wake_claim(${target.service}, ${target.key})`;
+  return row ? { service: target.service, key: target.key, handler: row.handler, token: Number(row.claim_token) } : null;
+}
+
+/**
+ * Claims up to `limit` due rows of a shard for its scheduler, fairly across organisations (at most
+ * IN_FLIGHT_PER_ORGANIZATION in flight each, round the organisations in due order). Reads only due rows.
+ */
+export async function claimDueWakes(db: Db, shard: number, limit: number, perOrganization = IN_FLIGHT_PER_ORGANIZATION): Promise<ClaimedWake[]> {
+  const rows = await db.tx((sql) => sql<{ service: string; key: string; handler: string; claim_token: string }[]>`
+    SELECT service, key, handler, claim_token FROM wake_claim_due(${shard}::smallint, ${limit}, ${perOrganization})`);
+  return rows.map((r) => ({ service: r.service, key: r.key, handler: r.handler, token: Number(r.claim_token) }));
+}
+
+/** Releases within this of each other share one tick of the shard's scheduler. */
+export const RELEASE_COALESCE_MS = 100;
+
+/**
+ * When a finished handler's release should nudge its shard's scheduler, and for when (epoch ms); null: no need.
+ * The row is due again (it was rescheduled while in flight) or earlier than the armed timer; or the organisation has
+ * due rows waiting for the slot this invocation held. Pure; tested from a table.
+ */
+export function releaseNudge(now: number, row: { dueAtMs: number | null; armedAtMs: number | null; backlog: boolean }): number | null {
+  const soon = now + RELEASE_COALESCE_MS;
+  if (row.backlog) return soon;
+  if (row.dueAtMs === null) return null;
+  if (row.armedAtMs !== null && row.dueAtMs >= row.armedAtMs) return null;
+  return Math.max(row.dueAtMs, soon);
+}
+
+/**
+ * Releases the claim `token` on a row when its invocation finished (null: a call sent no claim, nothing to release),
+ * and answers whether, and for when, to nudge the row's shard scheduler (`releaseNudge`); null when the row is gone or
+ * the claim is not this one's.
+ */
+export async function releaseWake(
+  db: Db,
+  target: { service: string; key: string },
+  token: number | null,
+): Promise<{ shard: number; nudgeAtMs: number | null } | null> {
+  const [row] = await db.read((sql) => sql<{ shard: number; real_due_at: Date | null; armed_at: Date | null; backlog: boolean }[]>`
+    SELECT shard, real_due_at, armed_at, backlog FROM wake_release(${target.service}, ${target.key}, ${token})`);
+  if (!row) return null;
+  const nudgeAtMs = releaseNudge(Date.now(), { dueAtMs: row.real_due_at?.getTime() ?? null, armedAtMs: row.armed_at?.getTime() ?? null, backlog: row.backlog });
+  return { shard: row.shard, nudgeAtMs };
+}
+
+/** A claim whose send failed is given back at once, so the row does not wait for the lease. */
+export async function unclaimWake(db: Db, claim: ClaimedWake): Promise<void> {
+  await releaseWake(db, claim, claim.token);
+}
+
+/**
+ * The shard's earliest unclaimed row, in real time (epoch ms), or null when it has none; and records it as the
+ * time the shard's scheduler arms its timer for, so that a row scheduled earlier notifies it (wake_schedule).
+ */
+export async function armShard(db: Db, shard: number, cap: Date): Promise<number | null> {
+  const [row] = await db.read((sql) => sql<{ next: Date | null }[]>`
+    WITH next AS (SELECT wake_next_due(${shard}::smallint) AS t)
+    UPDATE wake_shards SET armed_at = least((SELECT t FROM next), ${cap})
+    WHERE shard = ${shard} RETURNING (SELECT t FROM next) AS next`);
+  return row?.next ? row.next.getTime() : null;
+}
+
+/**
+ * The backstop of the housekeeping loop's `due-work` job: releases claims older than the lease (their invocation was
+ * lost), and answers the shards with rows that are due by more than `graceMs` and unclaimed (a hand-off, a timer or a
+ * notification was lost), whose schedulers it then wakes. Rows overdue in real time come from each shard's range; a
+ * sandbox organisation whose test clock runs ahead is checked through its own range.
+ */
+export async function shardsWithLostWork(db: Db, graceMs: number, leaseMs = CLAIM_LEASE_MS): Promise<number[]> {
+  return db.tx(async (sql) => {
+    await sql`
+      UPDATE wake_index SET claimed_at = NULL
+      WHERE claimed_at IS NOT NULL AND claimed_at < now() - make_interval(secs => ${leaseMs} / 1000.0)`;
+    const rows = await sql<{ shard: number }[]>`
+      SELECT s.shard FROM wake_shards s
+      WHERE EXISTS (
+        SELECT 1 FROM wake_index w
+        WHERE w.shard = s.shard AND w.parked_at IS NULL AND w.claimed_at IS NULL
+          AND w.due_at < now() - make_interval(secs => ${graceMs} / 1000.0))
       UNION
-      SELECT c.organization_id FROM test_clocks c
+      SELECT wake_shard(c.organization_id) FROM test_clocks c
       WHERE c.offset_ms > 0 AND EXISTS (
         SELECT 1 FROM wake_index w
-        WHERE w.organization_id = c.organization_id AND w.parked_at IS NULL
+        WHERE w.organization_id = c.organization_id AND w.parked_at IS NULL AND w.claimed_at IS NULL
           AND w.due_at < business_now(c.organization_id) - make_interval(secs => ${graceMs} / 1000.0))
-    ) o
-    LIMIT ${limit}`);
-  return rows.map((r) => r.organization_id);
+      ORDER BY 1`;
+    return rows.map((r) => r.shard);
+  });
 }
 
 /** Parked work, newest first: what exhausted its retries and waits for an operator. */
@@ -103,7 +207,7 @@ export async function parkedWork(
  */
 export async function retryParkedWork(sql: Queryable, target: { service: string; key: string }): Promise<boolean> {
   const rows = await sql`
-    UPDATE wake_index SET parked_at = NULL, last_error = NULL, due_at = now()
+    UPDATE wake_index SET parked_at = NULL, last_error = NULL, due_at = now(), claimed_at = NULL
     WHERE service = ${target.service} AND key = ${target.key} AND parked_at IS NOT NULL
     RETURNING 1`;
   return rows.length > 0;

@@ -88,7 +88,7 @@ export async function startPay(config: PayConfig, opts: StartPayOptions = {}): P
       provider: provider.provider,
       providerRoutes: provider.routes,
       payBaseUrl: baseUrl,
-      ...(config.restateIngressUrl ? { receiptDispatch: createRestateReceiptDispatch(config.restateIngressUrl) } : {}),
+      ...(config.restateIngressUrl ? { receiptDispatch: createRestateReceiptDispatch(config.restateIngressUrl, db) } : {}),
       logLevel: config.logLevel,
       trustProxy: config.payTrustProxy,
       ...(opts.logStream ? { logStream: opts.logStream } : {}),
@@ -96,7 +96,7 @@ export async function startPay(config: PayConfig, opts: StartPayOptions = {}): P
       portal: {
         keyring,
         baseDomain: config.portalBaseDomain,
-        ...(config.restateIngressUrl ? { engine: createEngineClient(config.restateIngressUrl) } : {}),
+        ...(config.restateIngressUrl ? { engine: createEngineClient(config.restateIngressUrl, db) } : {}),
       },
     });
     app = built;

@@ -1,4 +1,6 @@
 import type { WorkflowHandler, WorkflowInputs, WorkflowService, WorkTarget } from '../../contracts/workflows.ts';
+import { claimWake, unclaimWake } from '../clock/wake-index.ts';
+import type { Db } from './db.ts';
 
 /**
  * The one way services hand work to the durable workflows: a one-way call through Restate's ingress
@@ -14,13 +16,18 @@ export interface EngineClient {
     call: { service: S; handler: H; key?: string; input?: WorkflowInputs[S][H] },
     opts?: { idempotencyKey?: string },
   ): Promise<void>;
-  /** Pokes a wake-index target now (its handler re-reads the facts and acts only when something is due). */
+  /**
+   * Hands a wake-index target on now, if it is due and not in flight: claims its row and sends the claim to its
+   * handler (which re-reads the facts and acts only on what is due). A row claimed already is left to the invocation
+   * that holds it, whose release hands it on again if it is still due; so a row never has two invocations in flight
+   * or queued, however often it is poked. Without a database (the event relay, which pokes nothing) it only sends.
+   */
   poke(target: WorkTarget): Promise<void>;
 }
 
 export const HAND_OFF_TIMEOUT_MS = 5000;
 
-export function createEngineClient(ingressUrl: string): EngineClient {
+export function createEngineClient(ingressUrl: string, db?: Db): EngineClient {
   const base = ingressUrl.replace(/\/+$/, '');
   const send: EngineClient['send'] = async (call, opts = {}) => {
     const path = call.key === undefined ? `${call.service}/${call.handler}` : `${call.service}/${encodeURIComponent(call.key)}/${call.handler}`;
@@ -34,9 +41,24 @@ export function createEngineClient(ingressUrl: string): EngineClient {
       throw new Error(`Restate refused the hand-off to ${call.service}.${call.handler}: ${res.status} ${await res.text()}`);
     }
   };
+  const sendClaim = (t: Pick<WorkTarget, 'service' | 'key'>, handler: string, claim?: number) =>
+    send(
+      { service: t.service, handler: handler as never, key: t.key, input: (claim === undefined ? {} : { claim }) as never },
+      claim === undefined ? {} : { idempotencyKey: `wake:${t.service}:${t.key}:${claim}` },
+    );
   return {
     send,
-    // Every wake-index target takes a poke: an empty input (contracts/workflows.ts, WorkTarget).
-    poke: (t) => send({ service: t.service, handler: t.handler as never, key: t.key, input: {} as never }),
+    poke: async (t) => {
+      if (!db) return sendClaim(t, t.handler);
+      const claimed = await db.read((sql) => claimWake(sql, t));
+      if (!claimed) return;
+      try {
+        await sendClaim(t, claimed.handler, claimed.token);
+      } catch (err) {
+        // Given back, so the row is handed on by its scheduler instead of waiting for the claim's lease.
+        await unclaimWake(db, claimed).catch(() => undefined);
+        throw err;
+      }
+    },
   };
 }

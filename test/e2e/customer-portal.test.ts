@@ -31,7 +31,7 @@ describe('the customer portal in a browser', function () {
 
   before(async () => {
     s = await startScenario({ orgName: 'Bager Hansen ApS' });
-    pay = await startTestPay({ listen: true, portal: { keyring: testDb().keyring, engine: createEngineClient(s.restate.ingressUrl) } });
+    pay = await startTestPay({ listen: true, portal: { keyring: testDb().keyring, engine: createEngineClient(s.restate.ingressUrl, testDb().db) } });
     browser = await chromium.launch({ executablePath: findChromium(), args: CHROMIUM_ARGS, handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false });
     customerId = await s.customer({ type: 'person', name: 'Anne Jensen', email: EMAIL, language: 'da' });
     open = await s.issue({ customerId, dueDate: '2031-03-14', lines: [{ description: 'Kagebord', quantity: 1, unitPriceOere: 120_000, vatRateBps: 2500 }] });

@@ -112,7 +112,7 @@ export async function startScenario(opts: { orgName?: string; plan?: Plan } = {}
           keyring,
           mailer: createSmtpMailer(smtpUrl, () => {}),
           pdf: testRenderer(),
-          webhookHandOff: restateWebhookHandOff(restate.ingressUrl),
+          webhookHandOff: restateWebhookHandOff(restate.ingressUrl, db),
           drainEventOutbox: () => relay?.drain() ?? Promise.resolve(),
           letters: createLocalLetterService(letterDir, () => {}),
           collectionPartner: createLocalCollectionPartner(collectionsDir, () => {}),
@@ -126,11 +126,11 @@ export async function startScenario(opts: { orgName?: string; plan?: Plan } = {}
     await registerDeployment(restate.adminUrl, endpoint.url);
     relay = await startEventRelay(db, createRestateEventForwarder(restate.ingressUrl));
     api = await startTestApp({
-      mailDispatch: createRestateMailDispatch(restate.ingressUrl),
-      receiptDispatch: createRestateReceiptDispatch(restate.ingressUrl),
+      mailDispatch: createRestateMailDispatch(restate.ingressUrl, testDb().db),
+      receiptDispatch: createRestateReceiptDispatch(restate.ingressUrl, testDb().db),
       wakeups: createRestateWakeups(restate.ingressUrl),
       webhooks: { allowLoopback: true },
-      engine: createEngineClient(restate.ingressUrl),
+      engine: createEngineClient(restate.ingressUrl, testDb().db),
       onReminderSettingsChanged: (org) => replanDunning(db, createRestateWakeups(restate.ingressUrl), org),
     });
   } catch (err) {

@@ -88,7 +88,7 @@ describe('a collection case hand-over survives a killed workflows process', func
   before(async () => {
     restate = await startTestRestate({ RESTATE_DEFAULT_RETRY_POLICY__MAX_ATTEMPTS: '200', RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL: '250ms' });
     partner = await startPartner();
-    t = await startTestApp({ wakeups: createRestateWakeups(restate.ingressUrl), engine: createEngineClient(restate.ingressUrl) });
+    t = await startTestApp({ wakeups: createRestateWakeups(restate.ingressUrl), engine: createEngineClient(restate.ingressUrl, testDb().db) });
   });
   after(async () => {
     for (const child of workers) child.kill('SIGKILL');

@@ -66,7 +66,7 @@ describe('dunning survives a killed workflows process', function () {
     // the other tests' three, and short intervals, so the fresh process is reached soon after it registers.
     restate = await startTestRestate({ RESTATE_DEFAULT_RETRY_POLICY__MAX_ATTEMPTS: '200', RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL: '250ms' });
     smtp = await startSmtpSink();
-    t = await startTestApp({ wakeups: createRestateWakeups(restate.ingressUrl), engine: createEngineClient(restate.ingressUrl) });
+    t = await startTestApp({ wakeups: createRestateWakeups(restate.ingressUrl), engine: createEngineClient(restate.ingressUrl, testDb().db) });
   });
   after(async () => {
     for (const child of workers) child.kill('SIGKILL');

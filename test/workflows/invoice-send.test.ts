@@ -54,7 +54,7 @@ describe('sending invoices by e-mail', () => {
       logStream: silent,
     });
     await registerDeployment(restate.adminUrl, endpoint.url);
-    t = await startTestApp({ mailDispatch: createRestateMailDispatch(restate.ingressUrl) });
+    t = await startTestApp({ mailDispatch: createRestateMailDispatch(restate.ingressUrl, testDb().db) });
     org = await createTestOrg({ name: 'Bager Hansen ApS', email: 'regnskab@bager.dk', bankReg: '1234', bankAccount: '0001234567' });
   });
   after(async () => {
@@ -151,7 +151,7 @@ describe('sending invoices by e-mail', () => {
 
   it('an issue whose PDF could not be rendered is finished by the InvoiceIssue workflow, mail included; the retry replays it', async () => {
     const broken = await startTestApp({
-      mailDispatch: createRestateMailDispatch(restate.ingressUrl),
+      mailDispatch: createRestateMailDispatch(restate.ingressUrl, testDb().db),
       pdf: { render: () => Promise.reject(new Error('renderer crashed')), close: async () => {} },
     });
     try {

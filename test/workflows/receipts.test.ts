@@ -40,7 +40,7 @@ describe('payment receipts', function () {
       logStream: silent,
     });
     await registerDeployment(restate.adminUrl, endpoint.url);
-    t = await startTestApp({ receiptDispatch: createRestateReceiptDispatch(restate.ingressUrl) });
+    t = await startTestApp({ receiptDispatch: createRestateReceiptDispatch(restate.ingressUrl, testDb().db) });
     org = await createTestOrg({ name: 'Bager Hansen ApS', street: 'Bagergade 12', postalCode: '8000', city: 'Aarhus C', email: 'regnskab@bager.dk' });
   });
   after(async () => {
@@ -122,7 +122,7 @@ describe('payment receipts', function () {
   });
 
   it('a payment booked by a provider callback gets its receipt too (English customer, card, transaction id, surplus)', async () => {
-    const pay: TestPay = await startTestPay({ receiptDispatch: createRestateReceiptDispatch(restate.ingressUrl) });
+    const pay: TestPay = await startTestPay({ receiptDispatch: createRestateReceiptDispatch(restate.ingressUrl, testDb().db) });
     try {
       const inv = await issued(await customer('en'), 30_000);
       const link = (await call(t.app, 'POST', `/v1/invoices/${inv.id}/payment-link`, { key: org.apiKey })).body.data;

@@ -47,7 +47,7 @@ describe('a subscription schedule survives a killed workflows process', function
     // The invocation is retried while no endpoint answers (between the kill and the restart).
     restate = await startTestRestate({ RESTATE_DEFAULT_RETRY_POLICY__MAX_ATTEMPTS: '200', RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL: '250ms' });
     smtp = await startSmtpSink();
-    t = await startTestApp({ wakeups: createRestateWakeups(restate.ingressUrl), engine: createEngineClient(restate.ingressUrl) });
+    t = await startTestApp({ wakeups: createRestateWakeups(restate.ingressUrl), engine: createEngineClient(restate.ingressUrl, testDb().db) });
   });
   after(async () => {
     for (const child of workers) child.kill('SIGKILL');

@@ -47,7 +47,7 @@ describe('webhook delivery', function () {
       activities: createActivities(
         db,
         { idempotencyRetentionDays: 30, mailFromAddress: 'no-reply@faktura.invalid', publicApiUrl: undefined, webhookAllowLoopback: true },
-        { ...testActivityResources(), clock: testClock(), webhookHandOff: (id) => restateWebhookHandOff(restate.ingressUrl)(id) },
+        { ...testActivityResources(), clock: testClock(), webhookHandOff: (id) => restateWebhookHandOff(restate.ingressUrl, testDb().db)(id) },
       ),
       host: '127.0.0.1',
       port: await freePort(),

@@ -1,12 +1,12 @@
 import type * as restate from '@restatedev/restate-sdk';
 import type { WorkTarget } from '../../contracts/workflows.ts';
 import { parkWork } from './dispatch.ts';
-import { sendTo, step } from './durable.ts';
+import { step } from './durable.ts';
 
 /**
  * The loop of an object that holds no timer and no state (Dunning, Case): one wake takes the step the database says
  * is due (`take-step-i`), runs what it asks for, and takes the next, until a step says `done` or `wait`, at most
- * `maxSteps` per invocation (the rest in a fresh invocation of itself, for a short journal). A step whose retries run
+ * `maxSteps` per invocation (the rest in a fresh invocation, handed on by the release, for a short journal). A step whose retries run
  * out parks the work's wake-index row (the operator's retry-work puts it back in line).
  */
 export type LoopResult = { steps: number; ended: 'done' | 'wait' | 'parked' | 'continued'; next?: string };
@@ -41,7 +41,7 @@ export async function runStepLoop<S extends Taken>(
     const failed = await loop.run(s, i);
     if (failed !== null) return park(failed);
   }
-  // Many steps at once (a long clock advance): the rest in a fresh invocation, after this one's journal.
-  sendTo(ctx, { service: loop.service, handler: 'wake', key: ctx.key, input: null });
+  // Many steps at once (a long clock advance): the row is still due, so the handler's release hands it on to a fresh
+  // invocation (workflows/shared/wake-claim.ts), after this one's journal.
   return { steps: loop.maxSteps, ended: 'continued' };
 }
