@@ -10,6 +10,7 @@
 import { createMailer } from '../activities/mail/create-mailer.ts';
 import { createChromiumRenderer } from '../activities/pdf/chromium-renderer.ts';
 import { createBusinessClock as createPostgresBusinessClock } from '../services/clock/business-clock.ts';
+import { listenForEarlierWakes } from '../services/clock/wakeups.ts';
 import type { PdfRenderer } from '../services/documents/pdf-renderer.ts';
 import { startEventRelay, type RunningRelay } from '../services/events/event-relay.ts';
 import { createRestateEventForwarder } from '../services/events/restate-event-forwarder.ts';
@@ -83,6 +84,7 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
   const clock = createPostgresBusinessClock(clockSql);
   let endpoint: WorkflowsEndpoint | undefined;
   let relay: RunningRelay | undefined;
+  let unlistenWakes: (() => Promise<void>) | undefined;
   const log = createJsonLog(opts.logStream ?? process.stdout, config.logLevel, 'workflows');
   // One page: receipts render one at a time (each in well under a second) and interrupted issues are rare; the
   // browser is launched on the first render.
@@ -113,12 +115,14 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
       // in the outbox goes at start, on every reconnect of the listener and on every housekeeping pass.
       relay = await startEventRelay(db, createRestateEventForwarder(config.restateIngressUrl), { log });
       await startHousekeeping(config.restateIngressUrl);
+      unlistenWakes = await listenForEarlierWakes(db, config.restateIngressUrl, log);
     }
     const ep = endpoint;
     return {
       endpoint: ep,
       registration,
       async close() {
+        await unlistenWakes?.();
         await relay?.close();
         await ep.close();
         await ownRenderer?.close();
@@ -127,6 +131,7 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
       },
     };
   } catch (err) {
+    await unlistenWakes?.().catch(() => undefined);
     await relay?.close();
     await endpoint?.close();
     await ownRenderer?.close();

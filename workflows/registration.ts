@@ -9,6 +9,8 @@ import { fileURLToPath } from 'node:url';
 import * as clients from '@restatedev/restate-sdk-clients';
 import { HOUSEKEEPING_JOBS, type HousekeepingJob } from '../contracts/workflows.ts';
 import { HOUSEKEEPING, IDEMPOTENCY_JOB, type Housekeeping, type RunResult } from './housekeeping.ts';
+import { nudgeAllShards } from '../services/clock/wakeups.ts';
+import { createEngineClient } from '../services/shared/engine-client.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -93,7 +95,7 @@ async function routedElsewhere(adminUrl: string, deployment: DeploymentSummary):
 }
 
 /**
- * Arms the housekeeping loop: every job of contracts/workflows.ts. The object ignores a start while armed, so every
+ * Arms the housekeeping loop (every job of contracts/workflows.ts) and every wake shard's scheduler. The object ignores a start while armed, so every
  * boot of every replica may send it; the idempotency key only makes this boot's retries of the send count once.
  * Returns the send of the idempotency job (the others are sent alike). Tests of one job start only that one.
  */
@@ -108,6 +110,8 @@ export async function startHousekeeping(
       ingress.objectSendClient<Housekeeping>({ name: HOUSEKEEPING }, job).start(clients.rpc.sendOpts({ idempotencyKey: `${idempotencyKey}:${job}` })),
     );
   const sends = await Promise.all(jobs.map(startJob));
+  // Every shard's scheduler arms its timer to its earliest row (a nudge only ever moves a timer earlier).
+  await withRetries('nudge the wake shards', () => nudgeAllShards(createEngineClient(ingressUrl), `${idempotencyKey}:wake`));
   return sends[Math.max(0, jobs.indexOf(IDEMPOTENCY_JOB))]!;
 }
 

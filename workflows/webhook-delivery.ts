@@ -39,7 +39,7 @@ export function createWebhookDelivery(activities: WebhookDeliveryActivities) {
   return restate.object({
     name: WEBHOOK_DELIVERY,
     handlers: {
-      wake: releasing('WebhookDelivery', activities, async (ctx: DeliveryContext, req: WakeRequest | null): Promise<WakeResult> => {
+      wake: releasing('WebhookDelivery', activities, async (ctx: DeliveryContext, req?: WakeRequest | null): Promise<WakeResult> => {
         const stored = await ctx.get('s');
         if (stored && isStaleWake(stored.token, req?.token)) return { ignored: 'stale' };
         // A timer this object armed itself before the wake index scheduled its retries is cancelled: the row is the

@@ -145,6 +145,21 @@ export async function releaseWake(
   return { shard: row.shard, nudgeAtMs };
 }
 
+/**
+ * A row a poke could not claim because it is not due yet: its shard and for when to nudge the shard's scheduler
+ * (`releaseNudge`: only when earlier than the armed timer); null when the row is claimed, parked or gone, or the
+ * timer is early enough. This is how a hand-off that schedules an earlier row moves its shard's timer.
+ */
+export async function laterWake(db: Db, target: { service: string; key: string }): Promise<{ shard: number; nudgeAtMs: number } | null> {
+  const [row] = await db.read((sql) => sql<{ shard: number; real_due_at: Date; armed_at: Date | null }[]>`
+    SELECT w.shard, wake_real_due(w.organization_id, w.due_at) AS real_due_at, s.armed_at
+    FROM wake_index w JOIN wake_shards s ON s.shard = w.shard
+    WHERE w.service = ${target.service} AND w.key = ${target.key} AND w.claimed_at IS NULL AND w.parked_at IS NULL`);
+  if (!row) return null;
+  const nudgeAtMs = releaseNudge(Date.now(), { dueAtMs: row.real_due_at.getTime(), armedAtMs: row.armed_at?.getTime() ?? null, backlog: false });
+  return nudgeAtMs === null ? null : { shard: row.shard, nudgeAtMs };
+}
+
 /** A claim whose send failed is given back at once, so the row does not wait for the lease. */
 export async function unclaimWake(db: Db, claim: ClaimedWake): Promise<void> {
   await releaseWake(db, claim, claim.token);

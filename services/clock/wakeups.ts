@@ -1,5 +1,7 @@
 import { WORKFLOW_SERVICES } from '../../contracts/workflows.ts';
-import { createEngineClient } from '../shared/engine-client.ts';
+import type { Db } from '../shared/db.ts';
+import { createEngineClient, type EngineClient } from '../shared/engine-client.ts';
+import { WAKE_SHARDS } from './wake-index.ts';
 
 /**
  * Wakes pending durable work whose business time has come: webhook retries, reminder steps, collection case steps,
@@ -38,3 +40,48 @@ export const wakeDueAfterCommit =
     }
     await wakeups.wakeDue(organizationId);
   };
+
+/** Asks every shard's scheduler to run now (each then arms its timer to its earliest row): at every start-up. */
+export async function nudgeAllShards(engine: Pick<EngineClient, 'send'>, idempotencyKey: string): Promise<void> {
+  await Promise.all(
+    Array.from({ length: WAKE_SHARDS }, (_, shard) =>
+      engine.send({ service: 'WakeScheduler', handler: 'nudge', key: String(shard), input: { atMs: null } }, { idempotencyKey: `${idempotencyKey}:${shard}` }),
+    ),
+  );
+}
+
+/**
+ * The schedulers' listener (one per workflows process): a row scheduled earlier than its shard's armed timer makes
+ * wake_schedule notify `wake_earlier` with the shard, and the shard's scheduler is nudged so that its timer moves
+ * there. Nudges of one shard that arrive while one is on its way are sent once more after it, not once each. A
+ * reconnect of the listener nudges every shard, since a notification may have been missed meanwhile. Two processes
+ * listening nudge twice, which changes nothing: a nudge only ever moves a timer earlier.
+ */
+export async function listenForEarlierWakes(
+  db: Db,
+  ingressUrl: string,
+  log: (level: 'warn', msg: string, fields: Record<string, unknown>) => void,
+): Promise<() => Promise<void>> {
+  const engine = createEngineClient(ingressUrl);
+  const sending = new Map<number, boolean>();
+  const nudge = (shard: number): void => {
+    if (sending.has(shard)) {
+      sending.set(shard, true);
+      return;
+    }
+    sending.set(shard, false);
+    engine
+      .send({ service: 'WakeScheduler', handler: 'nudge', key: String(shard), input: { atMs: null } })
+      .catch((err: unknown) => log('warn', 'a wake shard could not be nudged; the housekeeping backstop finds its rows', { shard, err: String(err) }))
+      .finally(() => {
+        const again = sending.get(shard);
+        sending.delete(shard);
+        if (again) nudge(shard);
+      });
+  };
+  const all = () => {
+    for (let shard = 0; shard < WAKE_SHARDS; shard++) nudge(shard);
+  };
+  const sub = await db.sql.listen('wake_earlier', (payload) => nudge(Number(payload)), all);
+  return () => sub.unlisten();
+}

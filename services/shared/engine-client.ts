@@ -1,5 +1,5 @@
 import type { WorkflowHandler, WorkflowInputs, WorkflowService, WorkTarget } from '../../contracts/workflows.ts';
-import { claimWake, unclaimWake } from '../clock/wake-index.ts';
+import { claimWake, laterWake, unclaimWake } from '../clock/wake-index.ts';
 import type { Db } from './db.ts';
 
 /**
@@ -18,7 +18,8 @@ export interface EngineClient {
   ): Promise<void>;
   /**
    * Hands a wake-index target on now, if it is due and not in flight: claims its row and sends the claim to its
-   * handler (which re-reads the facts and acts only on what is due). A row claimed already is left to the invocation
+   * handler (which re-reads the facts and acts only on what is due). A row that is not due yet moves its shard
+   * scheduler's timer to its time, when that is earlier. A row claimed already is left to the invocation
    * that holds it, whose release hands it on again if it is still due; so a row never has two invocations in flight
    * or queued, however often it is poked. Without a database (the event relay, which pokes nothing) it only sends.
    */
@@ -51,7 +52,12 @@ export function createEngineClient(ingressUrl: string, db?: Db): EngineClient {
     poke: async (t) => {
       if (!db) return sendClaim(t, t.handler);
       const claimed = await db.read((sql) => claimWake(sql, t));
-      if (!claimed) return;
+      if (!claimed) {
+        // Not due yet (a retry, a step on a later day): the shard's timer moves there if it is armed for later.
+        const later = await laterWake(db, t);
+        if (later) await send({ service: 'WakeScheduler', handler: 'nudge', key: String(later.shard), input: { atMs: later.nudgeAtMs } });
+        return;
+      }
       try {
         await sendClaim(t, claimed.handler, claimed.token);
       } catch (err) {

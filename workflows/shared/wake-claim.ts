@@ -35,12 +35,13 @@ export function handOn(ctx: Pick<restate.Context, 'genericSend'>, organizationId
  * the invocation is still the row's, Restate retries it. A handler that continues in a fresh invocation (many steps
  * at once) leaves its row due and lets the release hand it on.
  */
-export function releasing<Ctx extends restate.ObjectContext<never>, Req extends WakeClaim, R>(
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the object's state type, whatever it is
+export function releasing<Ctx extends restate.ObjectContext<any>, Req extends WakeClaim, R>(
   service: WorkTarget['service'],
   activities: WakeClaimActivities,
-  fn: (ctx: Ctx, req: Req) => Promise<R>,
-): (ctx: Ctx, req: Req) => Promise<R> {
-  const release = async (ctx: Ctx, req: Req): Promise<void> => {
+  fn: (ctx: Ctx, req?: Req) => Promise<R>,
+): (ctx: Ctx, req?: Req) => Promise<R> {
+  const release = async (ctx: Ctx, req?: Req): Promise<void> => {
     const token = typeof req?.claim === 'number' ? req.claim : null;
     const released = await ctx.run('release', () => activities.releaseWake({ service, key: ctx.key }, token), RETRY.database);
     if (released && released.nudgeAtMs !== null) nudgeShard(ctx, released.shard, released.nudgeAtMs);

@@ -11,6 +11,11 @@ CREATE FUNCTION wake_shard(org uuid) RETURNS smallint LANGUAGE sql IMMUTABLE PAR
   SELECT (('x' || right(org::text, 1))::bit(4)::int & 7)::smallint
 $$;
 
+-- Claim tokens come from one sequence, never from the row: a row deleted and listed again (a send that failed and
+-- was asked for again) must not hand out a token an earlier claim of it had, or a late release of that claim would
+-- release the new one, and a send would repeat the earlier one's idempotency key.
+CREATE SEQUENCE wake_claim_tokens;
+
 ALTER TABLE wake_index
   ADD COLUMN shard smallint GENERATED ALWAYS AS (wake_shard(organization_id)) STORED,
   -- Set while an invocation of the row's handler is in flight or queued; claim_token names that invocation.
@@ -57,7 +62,7 @@ $$;
 -- Claims one row for a poke: answers the claim's token, or nothing when the row is claimed already, parked, gone or
 -- not yet due by its organisation's business clock.
 CREATE FUNCTION wake_claim(p_service text, p_key text) RETURNS TABLE (handler text, claim_token bigint) LANGUAGE sql AS $$
-  UPDATE wake_index w SET claimed_at = now(), claim_token = w.claim_token + 1
+  UPDATE wake_index w SET claimed_at = now(), claim_token = nextval('wake_claim_tokens')
   WHERE w.service = p_service AND w.key = p_key AND w.claimed_at IS NULL AND w.parked_at IS NULL
     AND w.due_at <= business_now(w.organization_id)
   RETURNING w.handler, w.claim_token
@@ -94,7 +99,7 @@ RETURNS TABLE (service text, key text, handler text, claim_token bigint, organiz
     SELECT r.service, r.key FROM ranked r WHERE r.rn + r.busy <= p_per_org
     ORDER BY r.rn, r.due_at LIMIT p_limit
   )
-  UPDATE wake_index w SET claimed_at = now(), claim_token = w.claim_token + 1
+  UPDATE wake_index w SET claimed_at = now(), claim_token = nextval('wake_claim_tokens')
   FROM admitted a
   WHERE w.service = a.service AND w.key = a.key AND w.claimed_at IS NULL AND w.parked_at IS NULL
   RETURNING w.service, w.key, w.handler, w.claim_token, w.organization_id, w.due_at
