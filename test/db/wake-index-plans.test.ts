@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import postgres from 'postgres';
 import { migrate } from '../../services/db/migrate.ts';
-import { dueWakes, overdueOrganizations } from '../../services/clock/wake-index.ts';
+import { dueWakes, shardsWithLostWork, wakeShardOf } from '../../services/clock/wake-index.ts';
 import { Db, type Sql } from '../../services/shared/db.ts';
 
 interface PlanNode {
@@ -121,10 +121,10 @@ describe('wake index plans: 100 000 rows not yet due are not read', function () 
     }
   });
 
-  it('the housekeeping loop finds organisations with overdue rows without reading rows that are not overdue', async () => {
+  it('the housekeeping backstop finds the shards with lost work without reading rows that are not overdue', async () => {
     seen.length = 0;
-    const orgs = await overdueOrganizations(db, 60_000);
-    assert.deepEqual(orgs.sort(), [A]);
+    const shards = await shardsWithLostWork(db, 60_000);
+    assert.deepEqual(shards, [wakeShardOf(A)]);
     const plan = await explainLast(/FROM wake_index/);
     const read = wakeScans(plan).reduce((sum, n) => sum + n['Actual Rows'] * n['Actual Loops'], 0);
     // A's 20 overdue rows (the real-time range), B's none: B's rows came due less than the grace ago.

@@ -22,6 +22,8 @@ describe('workflow logic: Case', () => {
       handOverCase: async (_o, _c, on) => (calls.push(`hand-over ${on}`), { reference: 'p-1' }),
       recordCaseHandOver: async () => (calls.push('record-hand-over'), { recorded: true }),
       parkWork: async (target, error) => (calls.push(`park ${target.service} ${target.key} ${error}`), true),
+      // The claim release each wake ends with: nothing to hand on unless a test says so.
+      releaseWake: async () => null,
       ...over,
     };
     return { calls, wake: handlerOf<null, CaseResult>(createCase(activities), 'wake') };

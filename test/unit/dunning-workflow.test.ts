@@ -23,9 +23,11 @@ describe('workflow logic: Dunning', () => {
       recordDelivery: async (_kind, id, attempt) => (calls.push(`record ${id} ${attempt.kind}`), { delivery: 'done' }),
       giveUpDelivery: async (_kind, id, reason) => (calls.push(`give-up ${id} ${reason}`), { delivery: 'none' }),
       parkWork: async (target, error) => (calls.push(`park ${target.service} ${target.key} ${error}`), true),
+      // The claim release each wake ends with: nothing to hand on unless a test says so.
+      releaseWake: async () => null,
       ...over,
     };
-    return { calls, wake: handlerOf<null, DunningResult>(createDunning(activities), 'wake') };
+    return { calls, wake: handlerOf<{ claim?: number } | null, DunningResult>(createDunning(activities), 'wake') };
   }
 
   it('renders, delivers and records a taken reminder, then waits for the next step', async () => {
@@ -36,7 +38,7 @@ describe('workflow logic: Dunning', () => {
     const engine = new FakeEngine();
     assert.deepEqual(await wake(engine.context(key)), { steps: 1, ended: 'wait', next: '2026-03-12' });
     assert.deepEqual(calls, ['take', `render ${R1}`, `deliver ${R1}`, `record ${R1} sent`, 'take']);
-    assert.deepEqual(engine.steps.map((s) => s.name), ['take-step-0', 'render-0', 'deliver-0', 'record-0', 'take-step-1']);
+    assert.deepEqual(engine.steps.map((s) => s.name), ['take-step-0', 'render-0', 'deliver-0', 'record-0', 'take-step-1', 'release']);
   });
 
   it('a reminder already rendered is only delivered; one without a channel is only rendered', async () => {
@@ -72,7 +74,7 @@ describe('workflow logic: Dunning', () => {
     assert.deepEqual(recordDown.calls, ['take', `deliver ${R1}`, `park Dunning ${key} database down`]);
   });
 
-  it('hands a collected invoice to its case and a sibling step to the sibling invoice; a noted step just goes on', async () => {
+  it("hands a collected invoice's case and a sibling's step to the organisation's shard scheduler; a noted step just goes on", async () => {
     const engine = new FakeEngine();
     const { calls, wake } = fakes([
       { kind: 'noted', daysBefore: 30, date: '2026-03-02' },
@@ -81,17 +83,20 @@ describe('workflow logic: Dunning', () => {
     ]);
     assert.deepEqual(await wake(engine.context(key)), { steps: 3, ended: 'done' });
     assert.deepEqual(calls, ['take', 'take', 'take', 'take']);
-    assert.deepEqual(engine.sent.map((c) => [c.service, c.handler, c.key]), [
-      ['Dunning', 'wake', `${ORG}:inv-0`],
-      ['Case', 'wake', `${ORG}:case-1`],
+    // The sibling's row and the case's row are due now; the scheduler claims them (one invocation each, at most).
+    assert.deepEqual(engine.sent.map((c) => [c.service, c.handler, c.key, c.input]), [
+      ['WakeScheduler', 'nudge', '1', { atMs: null }],
+      ['WakeScheduler', 'nudge', '1', { atMs: null }],
     ]);
   });
 
-  it('hands the rest of a long catch-up to a fresh invocation of itself', async () => {
+  it('leaves the rest of a long catch-up to a fresh invocation: its release, finding the row still due, nudges the scheduler', async () => {
     const engine = new FakeEngine();
-    const { wake } = fakes(Array.from({ length: 40 }, () => ({ kind: 'noted', daysBefore: 30, date: '2026-03-02' })));
-    assert.deepEqual(await wake(engine.context(key)), { steps: 16, ended: 'continued' });
-    assert.deepEqual(engine.sent.map((c) => [c.service, c.handler, c.key]), [['Dunning', 'wake', key]]);
+    const { wake } = fakes(Array.from({ length: 40 }, () => ({ kind: 'noted', daysBefore: 30, date: '2026-03-02' })), {
+      releaseWake: async (t, token) => (t.service === 'Dunning' && t.key === key && token === 9 ? { shard: 1, nudgeAtMs: 1_000 } : null),
+    });
+    assert.deepEqual(await wake(engine.context(key), { claim: 9 }), { steps: 16, ended: 'continued' });
+    assert.deepEqual(engine.sent.map((c) => [c.service, c.handler, c.key, c.input]), [['WakeScheduler', 'nudge', '1', { atMs: 1_000 }]]);
   });
 
   it('parks when taking a step stays down', async () => {

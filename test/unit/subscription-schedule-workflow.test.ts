@@ -24,9 +24,11 @@ describe('workflow logic: SubscriptionSchedule', () => {
       },
       finishInvoiceIssue: async (id) => (calls.push(`issue ${id}`), { finished: true, mail: false, dunning: null }),
       parkWork: async (target, error) => (calls.push(`park ${target.service} ${target.key} ${error}`), true),
+      // The claim release each wake ends with: nothing to hand on unless a test says so.
+      releaseWake: async () => null,
       ...over,
     };
-    return { calls, wake: handlerOf<null, SubscriptionScheduleResult>(createSubscriptionSchedule(activities), 'wake') };
+    return { calls, wake: handlerOf<{ claim?: number } | null, SubscriptionScheduleResult>(createSubscriptionSchedule(activities), 'wake') };
   }
 
   it('runs and issues every due period, oldest first, then waits for the next one', async () => {
@@ -34,7 +36,7 @@ describe('workflow logic: SubscriptionSchedule', () => {
     const { calls, wake } = fakes([reserved(1), reserved(2), { kind: 'wait', date: '2026-03-01' }]);
     assert.deepEqual(await wake(engine.context(key)), { periods: 2, ended: 'wait', next: '2026-03-01' });
     assert.deepEqual(calls, ['run', 'issue inv-1', 'run', 'issue inv-2', 'run']);
-    assert.deepEqual(engine.steps.map((s) => s.name), ['run-0', 'issue-0', 'run-1', 'issue-1', 'run-2']);
+    assert.deepEqual(engine.steps.map((s) => s.name), ['run-0', 'issue-0', 'run-1', 'issue-1', 'run-2', 'release']);
     assert.deepEqual(engine.sent, []);
   });
 
@@ -43,16 +45,13 @@ describe('workflow logic: SubscriptionSchedule', () => {
     assert.deepEqual(await wake(new FakeEngine().context(key)), { periods: 0, ended: 'idle' });
   });
 
-  it('hands an issued invoice to its InvoiceMail object and a past-due one to its Dunning object', async () => {
+  it("hands an issued invoice's mail and a past-due one's dunning to the organisation's shard scheduler", async () => {
     const engine = new FakeEngine();
     const { wake } = fakes([reserved(1)], {
       finishInvoiceIssue: async (id) => ({ finished: true, mail: true, dunning: `${ORG}:${id}` }),
     });
     assert.deepEqual(await wake(engine.context(key)), { periods: 1, ended: 'idle' });
-    assert.deepEqual(engine.sent.map((c) => [c.service, c.handler, c.key]), [
-      ['InvoiceMail', 'deliver', 'inv-1'],
-      ['Dunning', 'wake', `${ORG}:inv-1`],
-    ]);
+    assert.deepEqual(engine.sent.map((c) => [c.service, c.handler, c.key, c.input]), [['WakeScheduler', 'nudge', '1', { atMs: null }]]);
   });
 
   it('an issue that fails for good leaves the period to its InvoiceIssue object and runs the next one', async () => {
@@ -78,10 +77,13 @@ describe('workflow logic: SubscriptionSchedule', () => {
     assert.deepEqual(calls, [`park SubscriptionSchedule ${key} database down`]);
   });
 
-  it('hands the rest of a long catch-up to a fresh invocation of itself', async () => {
+  it('leaves the rest of a long catch-up to a fresh invocation: its release, finding the row still due, nudges the scheduler', async () => {
     const engine = new FakeEngine();
-    const { wake } = fakes(Array.from({ length: 20 }, (_, n) => reserved((n % 9) + 1)));
-    assert.deepEqual(await wake(engine.context(key)), { periods: 12, ended: 'continued' });
-    assert.deepEqual(engine.sent.map((c) => [c.service, c.handler, c.key]), [['SubscriptionSchedule', 'wake', key]]);
+    const { wake } = fakes(Array.from({ length: 20 }, (_, n) => reserved((n % 9) + 1)), {
+      finishInvoiceIssue: async () => ({ finished: true, mail: false, dunning: null }),
+      releaseWake: async (t, token) => (t.key === key && token === 4 ? { shard: 1, nudgeAtMs: 2_000 } : null),
+    });
+    assert.deepEqual(await wake(engine.context(key), { claim: 4 }), { periods: 12, ended: 'continued' });
+    assert.deepEqual(engine.sent.map((c) => [c.service, c.handler, c.key, c.input]), [['WakeScheduler', 'nudge', '1', { atMs: 2_000 }]]);
   });
 });

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import * as restate from '@restatedev/restate-sdk';
 import { WORK, type WorkTarget } from '../../contracts/workflows.ts';
 import { DomainError } from '../../services/shared/errors.ts';
-import type { WakeRef } from '../../services/clock/wake-index.ts';
 import { createBusinessClock } from '../../workflows/business-clock.ts';
 import { createHousekeeping, MINUTE_MS, RETRY_INTERVAL_MS, RUN_INTERVAL_MS, type HousekeepingActivities, type HousekeepingState, type RunResult } from '../../workflows/housekeeping.ts';
 import { createInvoiceIssue } from '../../workflows/invoice-issue.ts';
@@ -12,11 +11,16 @@ import { createWebhookDelivery, type DeliveryNext, type WakeResult } from '../..
 import { createWebhookEvents } from '../../workflows/webhook-events.ts';
 import { withActivityBoundary } from '../../workflows/shared/activity-boundary.ts';
 import { RETRY } from '../../workflows/shared/durable.ts';
+import type { WakeClaimActivities } from '../../workflows/shared/wake-claim.ts';
 import { FakeEngine, handlerOf } from '../helpers/fake-durable-context.ts';
 
 /** Workflow logic against fake activities: the durable loops' decisions, without restate-server or a database. */
 
 const failing = (message: string) => () => Promise.reject(new Error(message));
+
+/** The claim release every wake-index handler ends with: records what it was asked, answers no nudge. */
+const released: [string, string, number | null][] = [];
+const releaseWake = async (t: { service: string; key: string }, token: number | null) => (released.push([t.service, t.key, token]), null);
 
 describe('workflow logic (fake activities, no servers)', () => {
   describe('retry policies', () => {
@@ -35,6 +39,7 @@ describe('workflow logic (fake activities, no servers)', () => {
           throw new DomainError('payment_not_found', 'No such payment.');
         },
         parkWork: async () => true,
+        releaseWake,
       });
       const render = handlerOf<null, { status: string }>(createPaymentReceipt(activities), 'render');
       assert.deepEqual(await render(engine.context('p1')), { status: 'parked' });
@@ -46,7 +51,7 @@ describe('workflow logic (fake activities, no servers)', () => {
       const engine = new FakeEngine();
       const parked: [WorkTarget, string][] = [];
       const render = handlerOf<null, { status: string }>(
-        createPaymentReceipt({ renderPaymentReceipt: failing('browser crashed'), parkWork: async (t, e) => (parked.push([t, e]), true) }),
+        createPaymentReceipt({ renderPaymentReceipt: failing('browser crashed'), parkWork: async (t, e) => (parked.push([t, e]), true), releaseWake }),
         'render',
       );
       assert.deepEqual(await render(engine.context('pay-1')), { status: 'parked' });
@@ -55,47 +60,37 @@ describe('workflow logic (fake activities, no servers)', () => {
     });
   });
 
-  describe('WebhookDelivery: the armed timer', () => {
-    const setup = (results: DeliveryNext[]) => {
+  describe('WebhookDelivery: the wake-index row is the schedule', () => {
+    const setup = (results: DeliveryNext[], release: WakeClaimActivities['releaseWake'] = releaseWake) => {
       const engine = new FakeEngine();
-      const wake = handlerOf<{ token?: number } | null, WakeResult>(
-        createWebhookDelivery({ deliverWebhook: async () => results.shift() ?? { next: 'done', status: 'delivered' } }),
+      const wake = handlerOf<{ token?: number; claim?: number } | null, WakeResult>(
+        createWebhookDelivery({ deliverWebhook: async () => results.shift() ?? { next: 'done', status: 'delivered' }, releaseWake: release }),
         'wake',
       );
       return { engine, wake };
     };
 
-    it('a poke that must wait arms exactly one timer with the next token; a second poke cancels it and arms another', async () => {
-      const { engine, wake } = setup([
-        { next: 'wait', dueInMs: 5000, status: 'failed' },
-        { next: 'wait', dueInMs: 4000, status: 'failed' },
-      ]);
-      assert.deepEqual(await wake(engine.context('d1'), {}), { status: 'failed', nextInMs: 5000 });
-      const [first] = engine.sentTo('WebhookDelivery', 'wake');
-      assert.deepEqual([first!.key, first!.input, first!.delayMs], ['d1', { token: 1 }, 5000]);
-      await wake(engine.context('d1'), {});
-      const timers = engine.sentTo('WebhookDelivery', 'wake');
-      assert.equal(timers.length, 2);
-      assert.deepEqual(timers[1]!.input, { token: 2 });
-      assert.deepEqual(engine.cancelled, [first!.invocationId]);
+    it('an attempt that must wait arms no timer of its own; the release tells the shard scheduler when the retry is due', async () => {
+      const asked: (number | null)[] = [];
+      const { engine, wake } = setup([{ next: 'wait', dueInMs: 5000, status: 'failed' }], async (_t, token) => (asked.push(token), { shard: 3, nudgeAtMs: 12_345 }));
+      assert.deepEqual(await wake(engine.context('d1'), { claim: 41 }), { status: 'failed', nextInMs: 5000 });
+      assert.deepEqual(asked, [41]);
+      assert.deepEqual(engine.sentTo('WebhookDelivery', 'wake'), []);
+      assert.deepEqual(engine.sentTo('WakeScheduler', 'nudge').map((c) => [c.key, c.input, c.delayMs]), [['3', { atMs: 12_345 }, undefined]]);
     });
 
-    it('a timer of an earlier generation does nothing; the current one runs without cancelling itself', async () => {
-      const { engine, wake } = setup([
-        { next: 'wait', dueInMs: 5000, status: 'failed' },
-        { next: 'done', status: 'delivered' },
-      ]);
-      await wake(engine.context('d2'), {});
-      const armed = engine.sentTo('WebhookDelivery', 'wake')[0]!;
+    it('a timer armed before the wake index scheduled retries: a stale one does nothing, the current one cancels nothing and clears the state', async () => {
+      const { engine, wake } = setup([{ next: 'done', status: 'delivered' }]);
+      engine.context('d2').set('s', { token: 1, pendingWake: 'inv_timer' });
       assert.deepEqual(await wake(engine.context('d2'), { token: 0 }), { ignored: 'stale' });
-      assert.deepEqual(await wake(engine.context('d2', armed.invocationId), { token: 1 }), { status: 'delivered' });
+      assert.deepEqual(await wake(engine.context('d2', 'inv_timer'), { token: 1 }), { status: 'delivered' });
       assert.deepEqual(engine.cancelled, []);
-      assert.equal(engine.state.get('d2')!.size, 0, 'a finished delivery keeps no state');
+      assert.equal(engine.state.get('d2')!.size, 0, 'the object keeps no state');
     });
 
-    it('a database that stays away arms nothing (the wake index row stays for the housekeeping loop)', async () => {
+    it('a database that stays away sends nothing (the wake index row stays for the backstop)', async () => {
       const engine = new FakeEngine();
-      const wake = handlerOf<{ token?: number }, WakeResult>(createWebhookDelivery({ deliverWebhook: failing('connection refused') }), 'wake');
+      const wake = handlerOf<{ token?: number }, WakeResult>(createWebhookDelivery({ deliverWebhook: failing('connection refused'), releaseWake }), 'wake');
       assert.deepEqual(await wake(engine.context('d3'), {}), { error: 'connection refused' });
       assert.equal(engine.sent.length, 0);
       assert.equal(engine.steps[0]!.attempts, RETRY.database.maxRetryAttempts);
@@ -105,7 +100,7 @@ describe('workflow logic (fake activities, no servers)', () => {
   describe('Housekeeping: the one durable loop', () => {
     const activities = (over: Partial<HousekeepingActivities> = {}): HousekeepingActivities => ({
       purgeIdempotencyKeys: async () => 7,
-      overdueOrganizations: async () => [],
+      shardsWithLostWork: async () => [],
       drainEventOutbox: async () => {},
       announcePastDueTransitions: async () => 0,
       ...over,
@@ -137,12 +132,12 @@ describe('workflow logic (fake activities, no servers)', () => {
       assert.match(engine.warnings.join('\n'), /idempotency gave up after its retries: database down/);
     });
 
-    it('due-work wakes the BusinessClock of every organisation with overdue rows and drains the outbox, every minute', async () => {
+    it('due-work nudges the scheduler of every shard with lost work and drains the outbox, every minute', async () => {
       const engine = new FakeEngine();
       let drained = 0;
-      const h = handlers(activities({ overdueOrganizations: async (grace) => (grace === MINUTE_MS ? ['org-a', 'org-b'] : []), drainEventOutbox: async () => void drained++ }));
+      const h = handlers(activities({ shardsWithLostWork: async (grace) => (grace === MINUTE_MS ? [2, 5] : []), drainEventOutbox: async () => void drained++ }));
       assert.deepEqual(await h.start(engine.context('due-work')), { ran: true, count: 2, nextRunAt: engine.now + MINUTE_MS });
-      assert.deepEqual(engine.sentTo('BusinessClock', 'wakeDue').map((c) => c.key), ['org-a', 'org-b']);
+      assert.deepEqual(engine.sentTo('WakeScheduler', 'nudge').map((c) => [c.key, c.input]), [['2', { atMs: null }], ['5', { atMs: null }]]);
       assert.equal(drained, 1);
       const [timer] = engine.sentTo('Housekeeping', 'wake');
       assert.deepEqual(await h.wake(engine.context('due-work', timer!.invocationId), { gen: 0 }), { ran: false, reason: 'stale_wake', nextRunAt: engine.now + MINUTE_MS });
@@ -150,7 +145,7 @@ describe('workflow logic (fake activities, no servers)', () => {
 
     it('the armed wake-up of a job stored under its former name (lost-work) clears that key and arms nothing', async () => {
       const engine = new FakeEngine();
-      const h = handlers(activities({ overdueOrganizations: async () => ['org-a'] }));
+      const h = handlers(activities({ shardsWithLostWork: async () => [1] }));
       const before: Omit<HousekeepingState, 'lastRunCount'> & { lastDeleted: number } = { gen: 3, pendingWake: 'inv_old', nextRunAt: engine.now, lastRunAt: null, lastDeleted: 2, lastError: null };
       engine.context('lost-work').set('s', before);
       assert.deepEqual(await h.wake(engine.context('lost-work'), { gen: 3 }), { ran: false, reason: 'stale_wake', nextRunAt: null });
@@ -174,26 +169,14 @@ describe('workflow logic (fake activities, no servers)', () => {
     });
   });
 
-  describe('BusinessClock: pokes what is due, by the handler each row names', () => {
-    it('pages through the due rows and sends each its own handler', async () => {
-      const rows: WakeRef[] = Array.from({ length: 501 }, (_, i) => ({ service: 'InvoiceMail', handler: 'deliver', key: `inv-${i}`, dueAt: `2026-01-01 00:00:${String(i % 60).padStart(2, '0')}+00` }));
-      rows[3] = { service: 'WebhookDelivery', handler: 'wake', key: 'del-3', dueAt: rows[3]!.dueAt };
-      const asked: (WakeRef | null)[] = [];
+  describe('BusinessClock: hands the organisation to its shard scheduler', () => {
+    it("nudges the scheduler of the organisation's shard to run now, and reads nothing itself", async () => {
       const engine = new FakeEngine();
-      const wakeDue = handlerOf<null, { woken: number }>(
-        createBusinessClock({
-          dueWakeUps: async (_org, after, limit) => {
-            asked.push(after);
-            const from = after ? rows.indexOf(rows.find((r) => r.key === after.key)!) + 1 : 0;
-            return rows.slice(from, from + limit);
-          },
-        }),
-        'wakeDue',
-      );
-      assert.deepEqual(await wakeDue(engine.context('org-1')), { woken: 501 });
-      assert.deepEqual(asked.map((a) => a?.key ?? null), [null, 'inv-499']);
-      assert.equal(engine.sentTo('InvoiceMail', 'deliver').length, 500);
-      assert.deepEqual(engine.sentTo('WebhookDelivery', 'wake').map((c) => [c.key, c.input]), [['del-3', {}]]);
+      const wakeDue = handlerOf<null, { shard: number }>(createBusinessClock(), 'wakeDue');
+      const org = '01900000-0000-7000-8000-00000000000d';
+      assert.deepEqual(await wakeDue(engine.context(org)), { shard: 5 });
+      assert.deepEqual(engine.sent.map((c) => [c.service, c.handler, c.key, c.input]), [['WakeScheduler', 'nudge', '5', { atMs: null }]]);
+      assert.deepEqual(engine.steps, []);
     });
   });
 
@@ -207,6 +190,7 @@ describe('workflow logic (fake activities, no servers)', () => {
           recordDelivery: async () => ({ status: 'sent' }),
           giveUpDelivery: async (_kind, _id, reason) => (recorded.push(reason), { status: 'failed', code: 'mail_undeliverable' }),
           parkWork: async () => true,
+          releaseWake,
         }),
         'deliver',
       );
@@ -225,6 +209,7 @@ describe('workflow logic (fake activities, no servers)', () => {
           recordDelivery: failing('database down'),
           giveUpDelivery: async () => ({ status: 'failed' }),
           parkWork: async (t) => (parked.push(t), true),
+          releaseWake,
         }),
         'deliver',
       );
@@ -233,33 +218,37 @@ describe('workflow logic (fake activities, no servers)', () => {
       assert.deepEqual(parked, [WORK.invoiceMail('inv-2')]);
     });
 
-    it('a finished issue that asked for mail hands the invoice to its InvoiceMail object', async () => {
+    const org = '01900000-0000-7000-8000-000000000002';
+
+    it("a finished issue that asked for mail hands the queued send to the organisation's shard scheduler, and releases its claim", async () => {
       const engine = new FakeEngine();
-      const finish = handlerOf<null, { finished: boolean }>(
-        createInvoiceIssue({ finishInvoiceIssue: async () => ({ finished: true, mail: true, dunning: null }), parkWork: async () => true }),
+      released.length = 0;
+      const finish = handlerOf<{ claim: number }, { finished: boolean }>(
+        createInvoiceIssue({ finishInvoiceIssue: async () => ({ finished: true, mail: true, dunning: null, organizationId: org }), parkWork: async () => true, releaseWake }),
         'finish',
       );
-      assert.deepEqual(await finish(engine.context('inv-3')), { finished: true });
-      assert.deepEqual(engine.sent.map((c) => [c.service, c.handler, c.key]), [['InvoiceMail', 'deliver', 'inv-3']]);
+      assert.deepEqual(await finish(engine.context('inv-3'), { claim: 7 }), { finished: true });
+      assert.deepEqual(engine.sent.map((c) => [c.service, c.handler, c.key, c.input]), [['WakeScheduler', 'nudge', '2', { atMs: null }]]);
+      assert.deepEqual(released, [['InvoiceIssue', 'inv-3', 7]]);
     });
 
-    it('an issue finished with its due date already passed starts its dunning at once', async () => {
+    it('an issue finished with its due date already passed hands its dunning on at once', async () => {
       const engine = new FakeEngine();
       const finish = handlerOf<null, { finished: boolean }>(
-        createInvoiceIssue({ finishInvoiceIssue: async () => ({ finished: true, mail: false, dunning: 'org-1:inv-4' }), parkWork: async () => true }),
+        createInvoiceIssue({ finishInvoiceIssue: async () => ({ finished: true, mail: false, dunning: `${org}:inv-4`, organizationId: org }), parkWork: async () => true, releaseWake }),
         'finish',
       );
       await finish(engine.context('inv-4'));
-      assert.deepEqual(engine.sent.map((c) => [c.service, c.handler, c.key]), [['Dunning', 'wake', 'org-1:inv-4']]);
+      assert.deepEqual(engine.sent.map((c) => [c.service, c.handler, c.key]), [['WakeScheduler', 'nudge', '2']]);
     });
   });
 
   describe('WebhookEvents', () => {
-    it('hands each delivery still pending after its first attempt to its own object', async () => {
+    it("hands the deliveries still pending after their first attempt to the organisation's shard scheduler", async () => {
       const engine = new FakeEngine();
       const route = handlerOf<unknown, { pending: number }>(createWebhookEvents({ fanOutAndDeliver: async () => ['d-1', 'd-2'] }), 'route');
-      assert.deepEqual(await route(engine.context('unused'), { eventId: 'e', organizationId: 'o' }), { pending: 2 });
-      assert.deepEqual(engine.sentTo('WebhookDelivery', 'wake').map((c) => c.key), ['d-1', 'd-2']);
+      assert.deepEqual(await route(engine.context('unused'), { eventId: 'e', organizationId: '01900000-0000-7000-8000-00000000000f' }), { pending: 2 });
+      assert.deepEqual(engine.sent.map((c) => [c.service, c.handler, c.key]), [['WakeScheduler', 'nudge', '7']]);
       await assert.rejects(route(engine.context('unused'), {}), (err) => err instanceof restate.TerminalError);
     });
   });
