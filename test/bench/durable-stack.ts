@@ -2,8 +2,8 @@
  * The stack the dunning and subscriptions stages measure, set up the same way for both: a restate-server of its own
  * (in a temporary directory), the workflows process as production starts it (`webhooks-worker.ts` runs
  * `runWorkflows`: the housekeeping loop, the objects, its own Chromium with WORKFLOWS_RENDER_POOL pages; mail as .eml
- * files), and in the bench process the real app whose after-commit wake is the BusinessClock's `wakeDue` called
- * request-response, so a stage knows when an organisation's clock has finished and how many rows it woke.
+ * files), and in the bench process the real app whose after-commit wake is the organisation's shard scheduler's `tick`
+ * called request-response, so a stage knows when the rows its clock made due were claimed and sent, and how many.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -17,6 +17,7 @@ import { startRestateServer, type RestateServer } from '../../deploy/local/resta
 import { createChromiumRenderer, type ChromiumRenderer } from '../../activities/pdf/chromium-renderer.ts';
 import { buildApp } from '../../services/api/app.ts';
 import { createBusinessClock } from '../../services/clock/business-clock.ts';
+import { wakeShardOf } from '../../services/clock/wake-index.ts';
 import type { Wakeups } from '../../services/clock/wakeups.ts';
 import { createPostgresDocumentStore } from '../../services/documents/postgres-document-store.ts';
 import type { Keyring } from '../../services/shared/crypto.ts';
@@ -38,7 +39,7 @@ export interface DurableStack {
   /** A renderer with the workflows process's pool size, for the stages' own comparison runs. */
   pdf: ChromiumRenderer;
   app: FastifyInstance;
-  /** The BusinessClock's answers, by organisation: what the last wake woke, when it was asked and when it answered. */
+  /** The shard scheduler's answers, by organisation: what the last tick sent, when it was asked and when it answered. */
   woke: Map<string, { woken: number; start: number; at: number }>;
   /** Undone in reverse order by `close`; a stage adds what it starts itself. */
   cleanups: (() => Promise<void>)[];
@@ -114,17 +115,19 @@ export async function startDurableStack(
     const pdf = createChromiumRenderer({ poolSize: WORKFLOWS_RENDER_POOL });
     cleanups.push(() => pdf.close());
     const woke = new Map<string, { woken: number; start: number; at: number }>();
+    // The organisation's shard scheduler ticked request-response (what its BusinessClock nudges one-way in
+    // production), so the stage knows when the due rows were claimed and sent, and how many.
     const wakeups: Wakeups = {
       async wakeDue(organizationId) {
         const start = performance.now();
-        const res = await fetch(`${restate.ingressUrl}/BusinessClock/${encodeURIComponent(organizationId)}/wakeDue`, {
+        const res = await fetch(`${restate.ingressUrl}/WakeScheduler/${wakeShardOf(organizationId)}/tick`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: 'null',
         });
         const text = await res.text();
-        if (!res.ok) throw new Error(`BusinessClock.wakeDue answered ${res.status}: ${text}`);
-        woke.set(organizationId, { woken: (JSON.parse(text) as { woken: number }).woken, start, at: performance.now() });
+        if (!res.ok) throw new Error(`WakeScheduler.tick answered ${res.status}: ${text}`);
+        woke.set(organizationId, { woken: (JSON.parse(text) as { sent: number }).sent, start, at: performance.now() });
       },
     };
     const app = await buildApp({

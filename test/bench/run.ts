@@ -21,6 +21,7 @@ import { benchIssuing, formatIssuing, type IssuingFigures } from './issuing.ts';
 import { benchWebhooks, formatWebhooks, type WebhookFigures } from './webhooks.ts';
 import { benchDunning, formatDunning, type DunningFigures } from './dunning.ts';
 import { benchSubscriptions, formatSubscriptions, type SubscriptionFigures } from './subscriptions.ts';
+import { benchWake, formatWake, type WakeFigures } from './wake.ts';
 import { paymentRequest, seedPayments, type PaymentsSeed } from './payments.ts';
 import { CASE_CLAIMS, CASE_DEBTORS, caseBody } from './cases.ts';
 import type autocannon from 'autocannon';
@@ -39,8 +40,8 @@ function intEnv(name: string, dflt: number, min = 0): number {
   return n;
 }
 
-type RouteId = 'h' | 's' | 's50' | 'i' | 'c0' | 'p0' | 'get' | 'list' | 'post' | 'pay' | 'balance' | 'k0' | 'cases' | 'batch' | 'sustained' | 'issuing' | 'webhooks' | 'dunning' | 'subscriptions';
-const ROUTE_IDS: readonly RouteId[] = ['h', 's', 's50', 'i', 'c0', 'p0', 'get', 'list', 'post', 'pay', 'balance', 'k0', 'cases', 'batch', 'sustained', 'issuing', 'webhooks', 'dunning', 'subscriptions'];
+type RouteId = 'h' | 's' | 's50' | 'i' | 'c0' | 'p0' | 'get' | 'list' | 'post' | 'pay' | 'balance' | 'k0' | 'cases' | 'batch' | 'sustained' | 'issuing' | 'webhooks' | 'dunning' | 'subscriptions' | 'wake';
+const ROUTE_IDS: readonly RouteId[] = ['h', 's', 's50', 'i', 'c0', 'p0', 'get', 'list', 'post', 'pay', 'balance', 'k0', 'cases', 'batch', 'sustained', 'issuing', 'webhooks', 'dunning', 'subscriptions', 'wake'];
 /** Each diagnostic floor, the route it bounds and the baseline that route's target is measured against. */
 const FLOORS: readonly { route: RouteId; floor: RouteId; baseline: RouteId; what: string }[] = [
   { route: 'list', floor: 's50', baseline: 's', what: 'the same page query, mapped and serialised, without decryption, auth or response schema' },
@@ -754,6 +755,22 @@ async function main(): Promise<number> {
     console.log(formatSubscriptions(subscriptions));
   }
 
+  // Wake: the wake index as the scheduler with cheap handlers (lateness over a day's rows, the same-instant burst
+  // against the engine's bare rate, a noisy neighbour); a database, restate-server and worker of its own.
+  let wake: WakeFigures | undefined;
+  if (wanted('wake')) {
+    wake = await benchWake(await database.sibling('wake'), {
+      rows: intEnv('BENCH_WAKE_ROWS', 200_000, 1),
+      windowSec: intEnv('BENCH_WAKE_WINDOW', 90, 10),
+      orgs: intEnv('BENCH_WAKE_ORGS', 20_000, 2000),
+      noisy: intEnv('BENCH_WAKE_NOISY', 20_000, 1),
+      poolMax: settings.poolMax,
+      log,
+    });
+    console.log('');
+    console.log(formatWake(wake));
+  }
+
   const all: [string, Measurement][] = [];
   for (const [id, ms] of Object.entries(perRound)) for (const m of ms) all.push([id, m]);
   if (sustainedResult) all.push(['sustained', sustainedResult.overall]);
@@ -781,6 +798,7 @@ async function main(): Promise<number> {
     webhooks,
     dunning,
     subscriptions,
+    wake,
     floors,
     sustained: sustainedResult ? { ...sustainedResult, windowSec: settings.windowSec, verdict } : undefined,
     invalid: [...new Set(invalid.map(([id]) => id))],
