@@ -9,7 +9,8 @@ import { purgeIdempotencyKeys } from '../activities/purge-idempotency.ts';
 import { deliverWebhook, fanOutAndDeliver, type WebhookActivityDeps } from '../activities/webhooks/webhook-activities.ts';
 import { createWebhookAgents } from '../activities/webhooks/post-webhook.ts';
 import { createBusinessClock as createPostgresBusinessClock } from '../services/clock/business-clock.ts';
-import { armShard, claimDueWakes, parkWake, releaseWake, shardsWithLostWork } from '../services/clock/wake-index.ts';
+import { armShard, claimDueWakes, parkWake, releaseClaimsWithoutInvocation, releaseWake, shardsWithLostWork } from '../services/clock/wake-index.ts';
+import type { OpenInvocations } from '../services/clock/engine-invocations.ts';
 import { announcePastDueTransitions } from '../services/customers/past-due-transitions.ts';
 import { createPostgresDocumentStore } from '../services/documents/postgres-document-store.ts';
 import type { PdfRenderer } from '../services/documents/pdf-renderer.ts';
@@ -62,6 +63,8 @@ export interface ActivityResources {
   payBaseUrl?: string;
   /** Where collection cases are handed over; defaults to COLLECTION_PARTNER_URL's partner, else JSON files under DATA_DIR/collections. */
   collectionPartner?: CollectionPartner;
+  /** Which wake-index targets the engine still runs (its admin API), for the backstop's check of old claims. */
+  openInvocations?: OpenInvocations;
 }
 
 /** How each kind of delivered document records its delivery, by the name the workflows pass (services/dispatch/record-delivery.ts). */
@@ -129,7 +132,14 @@ export function createActivities(
   return withActivityBoundary<Activities>({
     // Housekeeping
     purgeIdempotencyKeys: () => db.read((sql) => purgeIdempotencyKeys(sql, config.idempotencyRetentionDays)),
-    shardsWithLostWork: (graceMs) => shardsWithLostWork(db, graceMs),
+    shardsWithLostWork: async (graceMs) => {
+      // Claims whose invocation the engine no longer has are released first, so their rows count as lost work now.
+      if (resources.openInvocations) {
+        const released = await releaseClaimsWithoutInvocation(db, resources.openInvocations, graceMs);
+        if (released > 0) log('warn', 'claims of wake-index rows whose invocation is gone were released', { released });
+      }
+      return shardsWithLostWork(db, graceMs);
+    },
     drainEventOutbox: () => resources.drainEventOutbox?.() ?? Promise.resolve(),
     announcePastDueTransitions: () =>
       announcePastDueTransitions(db, clock, (org, err) => log('warn', 'past-due reconciliation of an organisation failed; it runs again in a minute', { organizationId: org, err: String(err) })),

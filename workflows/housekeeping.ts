@@ -9,8 +9,8 @@ import { nudgeShard } from './shared/wake-claim.ts';
  *
  * - `idempotency`, daily: purges stored idempotent responses past their retention.
  * - `due-work`, every minute: the backstop of the wake index, not the way due work starts (each shard's scheduler
- *   starts it on time, workflows/wake-scheduler.ts). It releases claims whose invocation was lost (older than the
- *   lease), nudges the scheduler of every shard with rows due for more than a minute and not handed on (a lost
+ *   starts it on time, workflows/wake-scheduler.ts). It releases claims whose invocation was lost (the engine no
+ *   longer has it, or older than the lease), nudges the scheduler of every shard with rows due for more than a minute and not handed on (a lost
  *   hand-off, timer or notification), and drains the event outbox. (The job was called `lost-work` before; see
  *   RETIRED_JOBS.)
  * - `past-due`, every minute: announces customers crossing the past-due threshold as days pass.

@@ -11,6 +11,7 @@ import { createMailer } from '../activities/mail/create-mailer.ts';
 import { createChromiumRenderer } from '../activities/pdf/chromium-renderer.ts';
 import { createBusinessClock as createPostgresBusinessClock } from '../services/clock/business-clock.ts';
 import { listenForEarlierWakes } from '../services/clock/wakeups.ts';
+import { restateOpenInvocations } from '../services/clock/engine-invocations.ts';
 import type { PdfRenderer } from '../services/documents/pdf-renderer.ts';
 import { startEventRelay, type RunningRelay } from '../services/events/event-relay.ts';
 import { createRestateEventForwarder } from '../services/events/restate-event-forwarder.ts';
@@ -98,6 +99,7 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
         pdf,
         clock,
         ...(config.restateIngressUrl ? { webhookHandOff: restateWebhookHandOff(config.restateIngressUrl, db) } : {}),
+        ...(config.restateAdminUrl ? { openInvocations: restateOpenInvocations(config.restateAdminUrl) } : {}),
         drainEventOutbox: () => relay?.drain() ?? Promise.resolve(),
         log,
         payBaseUrl: payBaseUrl(config),

@@ -1,5 +1,6 @@
 import type { WorkTarget } from '../../contracts/workflows.ts';
 import type { Db, Queryable } from '../shared/db.ts';
+import { invocationRef, type OpenInvocations } from './engine-invocations.ts';
 
 /**
  * The wake index: every piece of durable work that is waiting, as (service, key, handler) and the business time it
@@ -175,6 +176,26 @@ export async function armShard(db: Db, shard: number, cap: Date): Promise<number
     UPDATE wake_shards SET armed_at = least((SELECT t FROM next), ${cap})
     WHERE shard = ${shard} RETURNING (SELECT t FROM next) AS next`);
   return row?.next ? row.next.getTime() : null;
+}
+
+/**
+ * Claims older than `olderThanMs` whose invocation the engine no longer has (it was killed, or the process that
+ * claimed the row died before it sent) are released, so that their rows are handed on again at once rather than
+ * after the lease. Answers how many were released. The engine is asked about at most `limit` claims a pass.
+ */
+export async function releaseClaimsWithoutInvocation(db: Db, open: OpenInvocations, olderThanMs: number, limit = 500): Promise<number> {
+  const claims = await db.read((sql) => sql<{ service: string; key: string; handler: string; claim_token: string }[]>`
+    SELECT service, key, handler, claim_token FROM wake_index
+    WHERE claimed_at IS NOT NULL AND claimed_at < now() - make_interval(secs => ${olderThanMs} / 1000.0)
+    ORDER BY claimed_at LIMIT ${limit}`);
+  if (claims.length === 0) return 0;
+  const running = await open(claims);
+  let released = 0;
+  for (const c of claims) {
+    if (running.has(invocationRef(c))) continue;
+    if (await releaseWake(db, c, Number(c.claim_token))) released++;
+  }
+  return released;
 }
 
 /**
