@@ -19,6 +19,7 @@ export const WORKFLOW_SERVICES = {
   SubscriptionSchedule: 'SubscriptionSchedule',
   PortalSignInMail: 'PortalSignInMail',
   WakeScheduler: 'WakeScheduler',
+  PastDue: 'PastDue',
 } as const;
 
 export type WorkflowService = keyof typeof WORKFLOW_SERVICES;
@@ -32,7 +33,7 @@ export type WakeClaim = { claim?: number } | null;
 
 /** Each handler's input, by service. A wake-index target's handler takes a `WakeClaim`. */
 export interface WorkflowInputs {
-  /** Key: the job (`idempotency`, `due-work`, `past-due`). */
+  /** Key: the job (`idempotency`, `due-work`). */
   Housekeeping: { start: null; wake: { gen: number }; runNow: null; status: null };
   /** Key: the invoice id. Mails the invoice's queued send once. */
   InvoiceMail: { deliver: WakeClaim };
@@ -54,6 +55,8 @@ export interface WorkflowInputs {
   SubscriptionSchedule: { wake: WakeClaim };
   /** Key: the sign-in link's id. Mails a customer-portal sign-in link once (services/pay/portal). */
   PortalSignInMail: { deliver: WakeClaim };
+  /** Key: the organisation id. Announces customers whose past-due state time alone changed, and plans the next look. */
+  PastDue: { wake: WakeClaim };
   /** Key: the wake shard, "0".."7". Claims and sends the shard's due rows, and keeps one timer to its earliest row. */
   WakeScheduler: { tick: { gen?: number } | null; nudge: { atMs?: number | null } | null };
 }
@@ -72,7 +75,8 @@ export type WorkTarget =
   | { service: 'Dunning'; handler: 'wake'; key: string }
   | { service: 'Case'; handler: 'wake'; key: string }
   | { service: 'SubscriptionSchedule'; handler: 'wake'; key: string }
-  | { service: 'PortalSignInMail'; handler: 'deliver'; key: string };
+  | { service: 'PortalSignInMail'; handler: 'deliver'; key: string }
+  | { service: 'PastDue'; handler: 'wake'; key: string };
 
 /** The wake-index targets by name, so a row's (service, handler) pair is written in one place. */
 export const WORK = {
@@ -86,6 +90,7 @@ export const WORK = {
     service: 'SubscriptionSchedule', handler: 'wake', key: `${organizationId}:${subscriptionId}`,
   }),
   portalSignInMail: (linkId: string): WorkTarget => ({ service: 'PortalSignInMail', handler: 'deliver', key: linkId }),
+  pastDue: (organizationId: string): WorkTarget => ({ service: 'PastDue', handler: 'wake', key: organizationId }),
 } as const;
 
 /**
@@ -114,5 +119,5 @@ export function parseSubscriptionKey(key: string): { organizationId: string; sub
 }
 
 /** Housekeeping jobs, one object key each. */
-export const HOUSEKEEPING_JOBS = ['idempotency', 'due-work', 'past-due'] as const;
+export const HOUSEKEEPING_JOBS = ['idempotency', 'due-work'] as const;
 export type HousekeepingJob = (typeof HOUSEKEEPING_JOBS)[number];

@@ -11,7 +11,7 @@ import { createWebhookAgents } from '../activities/webhooks/post-webhook.ts';
 import { createBusinessClock as createPostgresBusinessClock } from '../services/clock/business-clock.ts';
 import { armShard, claimDueWakes, parkWake, releaseClaimsWithoutInvocation, releaseWake, shardsWithLostWork } from '../services/clock/wake-index.ts';
 import type { OpenInvocations } from '../services/clock/engine-invocations.ts';
-import { announcePastDueTransitions } from '../services/customers/past-due-transitions.ts';
+import { announcePastDue } from '../services/customers/past-due-transitions.ts';
 import { createPostgresDocumentStore } from '../services/documents/postgres-document-store.ts';
 import type { PdfRenderer } from '../services/documents/pdf-renderer.ts';
 import { finishIssue } from '../services/invoices/finish-issue.ts';
@@ -141,8 +141,7 @@ export function createActivities(
       return shardsWithLostWork(db, graceMs);
     },
     drainEventOutbox: () => resources.drainEventOutbox?.() ?? Promise.resolve(),
-    announcePastDueTransitions: () =>
-      announcePastDueTransitions(db, clock, (org, err) => log('warn', 'past-due reconciliation of an organisation failed; it runs again in a minute', { organizationId: org, err: String(err) })),
+    announcePastDue: (organizationId) => announcePastDue(db, clock, organizationId),
     // The wake index
     claimDueWakes: (shard, limit) => claimDueWakes(db, shard, limit),
     armShard: (shard, capMs) => armShard(db, shard, new Date(capMs)),

@@ -13,7 +13,6 @@ import { nudgeShard } from './shared/wake-claim.ts';
  *   longer has it, or older than the lease), nudges the scheduler of every shard with rows due for more than a minute and not handed on (a lost
  *   hand-off, timer or notification), and drains the event outbox. (The job was called `lost-work` before; see
  *   RETIRED_JOBS.)
- * - `past-due`, every minute: announces customers crossing the past-due threshold as days pass.
  *
  * Invariant: at most one armed wake-up per job. `start` on an armed job is a no-op, so every boot of every replica
  * may send it.
@@ -21,7 +20,6 @@ import { nudgeShard } from './shared/wake-claim.ts';
 export const HOUSEKEEPING = WORKFLOW_SERVICES.Housekeeping;
 export const IDEMPOTENCY_JOB = 'idempotency' satisfies HousekeepingJob;
 export const DUE_WORK_JOB = 'due-work' satisfies HousekeepingJob;
-export const PAST_DUE_JOB = 'past-due' satisfies HousekeepingJob;
 
 /** The idempotency purge's period. */
 export const RUN_INTERVAL_MS = 24 * 60 * 60 * 1000;
@@ -37,11 +35,11 @@ export const MINUTE_MS = 60 * 1000;
 export const DUE_WORK_GRACE_MS = MINUTE_MS;
 
 /**
- * Keys of jobs that were renamed: `due-work` was called `lost-work`. Restate keeps a key's state and its armed
- * wake-up across restarts, so a deployment from before the rename still has that wake-up coming; it clears the old
- * key's state and arms nothing (the new key is started at every boot like any job).
+ * Keys of jobs that were renamed or retired: `due-work` was called `lost-work`; `past-due` became each organisation's
+ * PastDue wake-index row (workflows/past-due.ts). Restate keeps a key's state and its armed wake-up across restarts,
+ * so a deployment from before still has that wake-up coming; it clears the old key's state and arms nothing.
  */
-export const RETIRED_JOBS: readonly string[] = ['lost-work'];
+export const RETIRED_JOBS: readonly string[] = ['lost-work', 'past-due'];
 
 export interface HousekeepingActivities {
   /** Deletes stored idempotent responses older than the retention; returns how many. */
@@ -50,8 +48,6 @@ export interface HousekeepingActivities {
   shardsWithLostWork(graceMs: number): Promise<number[]>;
   /** Hands on whatever the event outbox still holds (the relay's own work, when a notification was lost). */
   drainEventOutbox(): Promise<void>;
-  /** Announces past-due transitions; returns how many customers changed. */
-  announcePastDueTransitions(): Promise<number>;
 }
 
 export interface HousekeepingState extends ArmedTimer {
@@ -59,8 +55,8 @@ export interface HousekeepingState extends ArmedTimer {
   nextRunAt: number | null;
   lastRunAt: number | null;
   /**
-   * What the last successful run counted: stored responses purged (`idempotency`), shards nudged (`due-work`),
-   * customers announced (`past-due`). State stored before this field was named so holds it as `lastDeleted`.
+   * What the last successful run counted: stored responses purged (`idempotency`), shards nudged (`due-work`). State
+   * stored before this field was named so holds it as `lastDeleted`.
    */
   lastRunCount: number | null;
   lastError: string | null;
@@ -118,12 +114,6 @@ export function createHousekeeping(activities: HousekeepingActivities) {
         await ctx.run('drain-event-outbox', () => activities.drainEventOutbox(), RETRY.job);
         return shards.length;
       },
-    },
-    'past-due': {
-      intervalMs: MINUTE_MS,
-      retryMs: MINUTE_MS,
-      overdueAfterMs: 5 * MINUTE_MS,
-      run: (ctx) => ctx.run('announce-past-due', () => activities.announcePastDueTransitions(), RETRY.job),
     },
   };
 

@@ -6,6 +6,7 @@ import { createWebhookDelivery, type WebhookDeliveryActivities } from './webhook
 import { createWebhookEvents, type WebhookEventsActivities } from './webhook-events.ts';
 import { createBusinessClock } from './business-clock.ts';
 import { createWakeScheduler, type WakeSchedulerActivities } from './wake-scheduler.ts';
+import { createPastDue, type PastDueActivities } from './past-due.ts';
 import type { WakeClaimActivities } from './shared/wake-claim.ts';
 import { createPaymentReceipt, type PaymentReceiptActivities } from './payment-receipt.ts';
 import { createDunning, type DunningActivities } from './dunning.ts';
@@ -21,6 +22,7 @@ export type Activities = HousekeepingActivities &
   WebhookEventsActivities &
   WakeSchedulerActivities &
   WakeClaimActivities &
+  PastDueActivities &
   PaymentReceiptActivities &
   DunningActivities &
   CaseActivities &
@@ -37,6 +39,7 @@ export function createServices(activities: Activities): EndpointOptions['service
     createWebhookDelivery(activities),
     createBusinessClock(),
     createWakeScheduler(activities),
+    createPastDue(activities),
     createPaymentReceipt(activities),
     createDunning(activities),
     createCase(activities),

@@ -1,4 +1,5 @@
 import type { WorkTarget } from '../../contracts/workflows.ts';
+import type { PendingQuery, Row } from 'postgres';
 import type { Db, Queryable } from '../shared/db.ts';
 import { invocationRef, type OpenInvocations } from './engine-invocations.ts';
 
@@ -42,6 +43,27 @@ export async function parkWake(sql: Queryable, target: Pick<WorkTarget, 'service
     RETURNING 1`;
   return rows.length > 0;
 }
+
+/**
+ * The set-based writes of the wake index, for statements that list or clear rows by the hundred (the webhook store's
+ * deliveries), as fragments of the statement or CTE that has the rows. With `scheduleWake` and `clearWake` (and the
+ * SQL functions of migrations 012, 029 and 030 that the triggers call) they are the only writers of the index.
+ * `rows` is a query of (key, organization_id, due_at); `onConflict` says whether a listed row moves (`move`) or keeps
+ * its time (`keep`). These do not notify the schedulers' listener: their rows are handed on by the poke that follows
+ * (a row not due yet moves its shard's timer, `engine.poke`) or by the handler's release.
+ */
+export const wakeRows = {
+  list: (sql: Queryable, target: Pick<WorkTarget, 'service' | 'handler'>, rows: PendingQuery<Row[]>, onConflict: 'move' | 'keep') => sql`
+    INSERT INTO wake_index (service, handler, key, organization_id, due_at)
+    SELECT ${target.service}, ${target.handler}, r.key, r.organization_id, r.due_at FROM (${rows}) AS r (key, organization_id, due_at)
+    ON CONFLICT (service, key) DO ${onConflict === 'move' ? sql`UPDATE SET due_at = EXCLUDED.due_at, parked_at = NULL, last_error = NULL` : sql`NOTHING`}`,
+  clear: (sql: Queryable, service: WorkTarget['service'], keys: PendingQuery<Row[]>) => sql`
+    DELETE FROM wake_index WHERE service = ${service} AND key IN (${keys})`,
+  /** Every row of the organisation's `service` that waits for later becomes due now (a re-plan of all of them). */
+  dueNow: (sql: Queryable, organizationId: string, service: WorkTarget['service']) => sql`
+    UPDATE wake_index SET due_at = now()
+    WHERE organization_id = ${organizationId} AND service = ${service} AND parked_at IS NULL AND due_at > now()`,
+};
 
 /**
  * One page of the organisation's rows that are due by its business clock, oldest first, after `after`: one range

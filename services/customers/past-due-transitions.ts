@@ -2,7 +2,8 @@ import type { Clock } from '../shared/clock.ts';
 import type { Db, Queryable } from '../shared/db.ts';
 import { recordEvent } from '../events/record-event.ts';
 import { customerBalanceRow, daysBetween, pastDueCustomerIds } from './balance-queries.ts';
-import { openStatuses } from '../invoices/invoice-lifecycle.ts';
+import { WORK } from '../../contracts/workflows.ts';
+import { clearWake, scheduleWake } from '../clock/wake-index.ts';
 
 /**
  * `customer.past_due` and `customer.settled` (docs/api-conventions.md, "Customer balance"): fired when a customer's
@@ -12,10 +13,12 @@ import { openStatuses } from '../invoices/invoice-lifecycle.ts';
  * What moves `pastDue`, and where it is reconciled:
  * - a payment or a credit note on an overdue invoice can only lower what is owed overdue: the payment's and the
  *   credit's own transaction, for a customer announced past due (so `customer.settled` is in the log when the
- *   payment's response is); one whose flag it read before a concurrent announcement leaves it to the housekeeping loop's past-due job;
+ *   payment's response is); one whose flag it read before a concurrent announcement leaves it to the organisation's
+ *   next look (below);
  * - time (invoices fall due, days accumulate): a test clock advance reconciles its organisation in its transaction;
  *   real time, an invoice issued with a due date already passed, and a changed threshold are reconciled by the
- *   housekeeping loop's past-due job, every minute.
+ *   organisation's PastDue wake-index row (`announcePastDue`), due the day after an invoice's due date, then at each
+ *   next business day while something is past due, and at once when the thresholds change.
  *
  * The customers are locked first and their state computed in a later statement, whose snapshot then holds every
  * change committed by an earlier lock holder: two reconciliations of one customer see each other, so a transition
@@ -91,29 +94,20 @@ async function differingCustomers(sql: Queryable, organizationId: string, today:
 }
 
 /**
- * The housekeeping loop's `past-due` pass: every organisation that has a customer announced past due, or an open
- * invoice due before its today (real time plus its test clock), is reconciled with its own today, one transaction
- * each, which announces each customer's transition. Returns how many customers changed; `onError` hears of an
- * organisation whose reconciliation failed.
+ * The PastDue object's step for one organisation (workflows/past-due.ts): reconciles its customers with its today,
+ * announcing each transition, and in the same transaction moves its wake-index row to the next moment time alone can
+ * change a customer's state (`past_due_next_check`, migration 030: its next business day while something is past
+ * due, else the day after its earliest open due date), or clears it when nothing is open. Returns how many customers
+ * changed and when it looks next (business time, ISO), or null.
  */
-export async function announcePastDueTransitions(db: Db, clock: Clock, onError: (organizationId: string, err: unknown) => void = () => {}): Promise<number> {
-  const orgs = await db.read((sql) => sql<{ id: string }[]>`
-    SELECT o.id FROM organizations o
-    WHERE EXISTS (SELECT 1 FROM customers cu WHERE cu.organization_id = o.id AND cu.past_due)
-       OR EXISTS (
-         SELECT 1 FROM invoices i
-         WHERE i.organization_id = o.id AND i.type = 'invoice' AND i.status IN ${openStatuses(sql)}
-           AND i.due_date < business_today(o.id))`);
-  let changed = 0;
-  for (const { id } of orgs) {
-    // One organisation that fails is reported and retried on the next pass; the others go on.
-    try {
-      const today = await clock.today(id);
-      const r = await db.tx((tx) => reconcilePastDue(tx, id, today));
-      changed += r.pastDue.length + r.settled.length;
-    } catch (err) {
-      onError(id, err);
-    }
-  }
-  return changed;
+export async function announcePastDue(db: Db, clock: Clock, organizationId: string): Promise<{ changed: number; next: string | null }> {
+  const today = await clock.today(organizationId);
+  return db.tx(async (tx) => {
+    const r = await reconcilePastDue(tx, organizationId, today);
+    const [row] = await tx<{ next: Date | null }[]>`SELECT past_due_next_check(${organizationId}) AS next`;
+    const target = WORK.pastDue(organizationId);
+    if (row!.next) await scheduleWake(tx, organizationId, target, row!.next);
+    else await clearWake(tx, target);
+    return { changed: r.pastDue.length + r.settled.length, next: row!.next?.toISOString() ?? null };
+  });
 }

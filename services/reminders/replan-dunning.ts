@@ -1,5 +1,6 @@
 import type { Wakeups } from '../clock/wakeups.ts';
 import type { Db } from '../shared/db.ts';
+import { wakeRows } from '../clock/wake-index.ts';
 
 /**
  * After the reminder settings changed: every open invoice of the organisation that follows them re-plans its next
@@ -8,8 +9,6 @@ import type { Db } from '../shared/db.ts';
  * a schedule.
  */
 export async function replanDunning(db: Db, wakeups: Wakeups | undefined, organizationId: string): Promise<void> {
-  await db.read((sql) => sql`
-    UPDATE wake_index SET due_at = now()
-    WHERE organization_id = ${organizationId} AND service = 'Dunning' AND parked_at IS NULL AND due_at > now()`);
+  await db.read((sql) => wakeRows.dueNow(sql, organizationId, 'Dunning'));
   await wakeups?.wakeDue(organizationId);
 }

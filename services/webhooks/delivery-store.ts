@@ -1,4 +1,5 @@
 import { WORKFLOW_SERVICES } from '../../contracts/workflows.ts';
+import { wakeRows } from '../clock/wake-index.ts';
 import { PING_EVENT_TYPE, type EventEnvelope } from '../../contracts/events.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Keyring } from '../shared/crypto.ts';
@@ -25,6 +26,8 @@ import { afterAttempt } from './retry-policy.ts';
 
 /** The Restate virtual object that runs one delivery (key: delivery id); its wake_index rows carry this name. */
 export const WEBHOOK_DELIVERY_SERVICE = WORKFLOW_SERVICES.WebhookDelivery;
+/** A delivery's wake-index target, without its key (contracts/workflows.ts, `WORK.webhookDelivery`). */
+const DELIVERY_WAKE = { service: 'WebhookDelivery', handler: 'wake' } as const;
 
 /**
  * How long an attempt may hold its delivery (the 15 s request timeout plus recording, with room to spare). A claim
@@ -58,10 +61,7 @@ async function insertDeliveries(
 
 async function indexWakes(sql: Queryable, organizationId: string, deliveryIds: string[], dueAt: Date): Promise<void> {
   if (deliveryIds.length === 0) return;
-  await sql`
-    INSERT INTO wake_index (service, key, organization_id, due_at)
-    SELECT ${WEBHOOK_DELIVERY_SERVICE}, k, ${organizationId}, ${dueAt} FROM unnest(${deliveryIds}::text[]) AS k
-    ON CONFLICT (service, key) DO UPDATE SET due_at = EXCLUDED.due_at`;
+  await wakeRows.list(sql, DELIVERY_WAKE, sql`SELECT k, ${organizationId}::uuid, ${dueAt}::timestamptz FROM unnest(${deliveryIds}::text[]) AS k`, 'move');
 }
 
 /**
@@ -98,9 +98,7 @@ export async function fanOutEvent(
       ON CONFLICT (endpoint_id, event_id) WHERE event_id IS NOT NULL DO NOTHING
       RETURNING id, endpoint_id, round, attempts, message_id
     ), wake AS (
-      INSERT INTO wake_index (service, key, organization_id, due_at)
-      SELECT ${WEBHOOK_DELIVERY_SERVICE}, id::text, ${organizationId}, ${lookAgain} FROM ins
-      ON CONFLICT (service, key) DO NOTHING
+      ${wakeRows.list(sql, DELIVERY_WAKE, sql`SELECT id::text, ${organizationId}::uuid, ${lookAgain}::timestamptz FROM ins`, 'keep')}
     ), pending AS (
       SELECT id, endpoint_id, round, attempts, message_id FROM ins
       UNION
@@ -274,7 +272,7 @@ export async function planAttempts(db: Db, clock: Clock, keyring: Keyring, deliv
     plans.set(id, { kind: 'attempt', plan: attemptPlan(keyring, row) });
   }
   if (finished.length) {
-    await db.read((sql) => sql`DELETE FROM wake_index WHERE service = ${WEBHOOK_DELIVERY_SERVICE} AND key = ANY (${finished}::text[])`);
+    await db.read((sql) => wakeRows.clear(sql, 'WebhookDelivery', sql`SELECT unnest(${finished}::text[])`));
   }
   return plans;
 }
@@ -369,12 +367,9 @@ export async function recordAttempts(db: Db, clock: Clock, attempts: { deliveryI
         AND d.round = i.round AND d.attempts = i.number - 1 AND d.status IN ${WD.in(sql, ATTEMPTABLE_DELIVERY_STATUSES)}
       RETURNING d.id, d.organization_id, i.next_at
     ), unwake AS (
-      DELETE FROM wake_index w USING moved m
-      WHERE m.next_at IS NULL AND w.service = ${WEBHOOK_DELIVERY_SERVICE} AND w.key = ANY (${ids}::text[]) AND w.key = m.id::text
+      ${wakeRows.clear(sql, 'WebhookDelivery', sql`SELECT m.id::text FROM moved m WHERE m.next_at IS NULL`)}
     ), rewake AS (
-      INSERT INTO wake_index (service, key, organization_id, due_at)
-      SELECT ${WEBHOOK_DELIVERY_SERVICE}, m.id::text, m.organization_id, m.next_at FROM moved m WHERE m.next_at IS NOT NULL
-      ON CONFLICT (service, key) DO UPDATE SET due_at = EXCLUDED.due_at
+      ${wakeRows.list(sql, DELIVERY_WAKE, sql`SELECT m.id::text, m.organization_id, m.next_at FROM moved m WHERE m.next_at IS NOT NULL`, 'move')}
     )
     SELECT id FROM moved`);
   const movedIds = new Set(moved.map((m) => m.id));

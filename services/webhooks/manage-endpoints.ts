@@ -14,7 +14,7 @@ import { ENDPOINT_COLUMNS, MAX_ENDPOINTS, findEndpointOrThrow, toEndpoint, type 
 import { newSigningSecret, ROTATION_OVERLAP_MS } from './signing.ts';
 import type { UrlVerdict } from './url-policy.ts';
 import { ATTEMPTABLE_DELIVERY_STATUSES, WEBHOOK_DELIVERY_LIFECYCLE } from './webhook-delivery-lifecycle.ts';
-import { WEBHOOK_DELIVERY_SERVICE } from './delivery-store.ts';
+import { wakeRows } from '../clock/wake-index.ts';
 
 /**
  * Registers an endpoint. The URL was judged before the transaction (the check may wait for DNS); a refusal is
@@ -94,11 +94,13 @@ export async function updateEndpoint(
     await tx`
       UPDATE webhook_deliveries SET next_attempt_at = ${due}, claimed_by = NULL, claimed_until = NULL, updated_at = now()
       WHERE endpoint_id = ${id} AND status IN ${WEBHOOK_DELIVERY_LIFECYCLE.in(tx, ATTEMPTABLE_DELIVERY_STATUSES)}`;
-    await tx`
-      INSERT INTO wake_index (service, key, organization_id, due_at)
-      SELECT ${WEBHOOK_DELIVERY_SERVICE}, id::text, organization_id, next_attempt_at
-      FROM webhook_deliveries WHERE endpoint_id = ${id} AND status IN ${WEBHOOK_DELIVERY_LIFECYCLE.in(tx, ATTEMPTABLE_DELIVERY_STATUSES)}
-      ON CONFLICT (service, key) DO UPDATE SET due_at = EXCLUDED.due_at`;
+    await wakeRows.list(
+      tx,
+      { service: 'WebhookDelivery', handler: 'wake' },
+      tx`SELECT id::text, organization_id, next_attempt_at FROM webhook_deliveries
+         WHERE endpoint_id = ${id} AND status IN ${WEBHOOK_DELIVERY_LIFECYCLE.in(tx, ATTEMPTABLE_DELIVERY_STATUSES)}`,
+      'move',
+    );
   }
   return { endpoint: toEndpoint(row!), reactivated };
 }
@@ -106,9 +108,7 @@ export async function updateEndpoint(
 /** DELETE is final: the endpoint, its deliveries (queued ones disappear) and their attempts go. */
 export async function deleteEndpoint(tx: Tx, organizationId: string, id: string): Promise<void> {
   await findEndpointOrThrow(tx, organizationId, id, { lock: true });
-  await tx`
-    DELETE FROM wake_index WHERE service = ${WEBHOOK_DELIVERY_SERVICE}
-      AND key IN (SELECT id::text FROM webhook_deliveries WHERE endpoint_id = ${id})`;
+  await wakeRows.clear(tx, 'WebhookDelivery', tx`SELECT id::text FROM webhook_deliveries WHERE endpoint_id = ${id}`);
   // Found and locked above: the row is there to delete.
   await tx`DELETE FROM webhook_endpoints WHERE organization_id = ${organizationId} AND id = ${id}`;
 }

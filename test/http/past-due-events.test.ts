@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { call, createTestOrg, startTestApp, testClock, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
-import { reconcilePastDue, announcePastDueTransitions } from '../../services/customers/past-due-transitions.ts';
+import { announcePastDue, reconcilePastDue } from '../../services/customers/past-due-transitions.ts';
 import { daysBetween } from '../../services/customers/balance-queries.ts';
 import { copenhagenToday } from '../../services/shared/clock.ts';
 
@@ -80,8 +80,8 @@ describe('customer.past_due and customer.settled', () => {
       customerId: c, asOf, overdueOere: 5_000, overdueCount: 1, oldestDueDate: inv.dueDate, daysOverdue: daysBetween(inv.dueDate, asOf),
       externalReference: 'erp-debtor-1',
     });
-    // The sweep agrees: nothing further to announce for this organisation.
-    await announcePastDueTransitions(testDb().db, testClock());
+    // The organisation's next look agrees: nothing further to announce.
+    await announcePastDue(testDb().db, testClock(), org.organizationId);
     assert.equal((await customerEvents(org)).length, 2);
   });
 
@@ -96,39 +96,45 @@ describe('customer.past_due and customer.settled', () => {
     assert.deepEqual((await customerEvents(org)).map((e) => [e.type, e.customer!.sekvensnummer]), [['customer.past_due', 1], ['customer.settled', 2]]);
   });
 
-  it('the sweep announces what time alone changed (an invoice issued already overdue), once', async () => {
+  it("the organisation's PastDue row announces what time alone changed (an invoice issued already overdue), once, and plans its next look", async () => {
     const org = await createTestOrg();
     const c = await customer(org, 'erp-debtor-3');
     const today = copenhagenToday(await testClock().now(org.organizationId));
     const longAgo = new Date(Date.parse(`${today}T00:00:00Z`) - 40 * 86_400_000).toISOString().slice(0, 10);
     const inv = await issue(org, c, 25_000, { dueDate: longAgo });
     assert.equal((await balance(org, c)).pastDue, true);
-    assert.deepEqual(await customerEvents(org), [], 'issuing announces nothing; the sweep does');
-    assert.ok((await announcePastDueTransitions(testDb().db, testClock())) >= 1);
+    assert.deepEqual(await customerEvents(org), [], 'issuing announces nothing; the PastDue row does');
+    // The issue listed the organisation's PastDue row, due the day after the invoice's due date (long past: now).
+    const row = async () =>
+      (await sql()<{ due_at: Date }[]>`SELECT due_at FROM wake_index WHERE service = 'PastDue' AND key = ${org.organizationId}`)[0];
+    const midnight = (date: string) => sql()<{ t: Date }[]>`SELECT (${date}::date + 1)::timestamp AT TIME ZONE 'Europe/Copenhagen' AS t`;
+    assert.equal((await row())!.due_at.getTime(), (await midnight(longAgo))[0]!.t.getTime());
+    const first = await announcePastDue(testDb().db, testClock(), org.organizationId);
+    assert.equal(first.changed, 1);
     assert.deepEqual((await customerEvents(org)).map((e) => e.type), ['customer.past_due']);
-    await announcePastDueTransitions(testDb().db, testClock());
-    assert.deepEqual((await customerEvents(org)).map((e) => e.type), ['customer.past_due'], 'a second sweep repeats nothing');
+    // Something stays past due: the next look is the start of the next business day, and the row says so.
+    const tomorrow = (await midnight(today))[0]!.t;
+    assert.equal(first.next, tomorrow.toISOString());
+    assert.equal((await row())!.due_at.getTime(), tomorrow.getTime());
+    const second = await announcePastDue(testDb().db, testClock(), org.organizationId);
+    assert.equal(second.changed, 0);
+    assert.deepEqual((await customerEvents(org)).map((e) => e.type), ['customer.past_due'], 'a second look repeats nothing');
     assert.equal(inv.dueDate, longAgo);
   });
 
-  it('an organisation whose reconciliation fails is reported, and the sweep goes on with the others', async () => {
-    const failing = await createTestOrg();
-    const healthy = await createTestOrg();
-    const today = copenhagenToday(await testClock().now(healthy.organizationId));
-    const longAgo = new Date(Date.parse(`${today}T00:00:00Z`) - 40 * 86_400_000).toISOString().slice(0, 10);
-    for (const org of [failing, healthy]) await issue(org, await customer(org, 'erp-sweep'), 25_000, { dueDate: longAgo });
-    const clock = {
-      now: (org: string) => testClock().now(org),
-      today: async (org: string) => {
-        if (org === failing.organizationId) throw new Error('clock unavailable');
-        return testClock().today(org);
-      },
-    };
-    const failed: string[] = [];
-    await announcePastDueTransitions(testDb().db, clock, (org) => failed.push(org));
-    assert.ok(failed.includes(failing.organizationId));
-    assert.deepEqual((await customerEvents(healthy)).map((e) => e.type), ['customer.past_due']);
-    assert.deepEqual(await customerEvents(failing), []);
+  it('an organisation with nothing open has no PastDue row; a changed threshold lists one at once', async () => {
+    const org = await createTestOrg();
+    const c = await customer(org, 'erp-sweep');
+    const inv = await issue(org, c, 25_000);
+    const paid = await pay(org, inv.id, 25_000, copenhagenToday(await testClock().now(org.organizationId)));
+    assert.equal(paid.status, 201, paid.raw);
+    assert.deepEqual(await announcePastDue(testDb().db, testClock(), org.organizationId), { changed: 0, next: null });
+    const rows = () => sql()<{ n: number }[]>`SELECT count(*)::int AS n FROM wake_index WHERE service = 'PastDue' AND key = ${org.organizationId}`;
+    assert.equal((await rows())[0]!.n, 0);
+    await sql()`UPDATE organizations SET past_due_days = 3 WHERE id = ${org.organizationId}`;
+    const [due] = await sql()<{ now: boolean }[]>`
+      SELECT due_at <= business_now(organization_id) AS now FROM wake_index WHERE service = 'PastDue' AND key = ${org.organizationId}`;
+    assert.equal(due!.now, true);
   });
 
   it('parallel payments that together settle a past-due customer announce customer.settled exactly once', async () => {
@@ -141,9 +147,9 @@ describe('customer.past_due and customer.settled', () => {
     // Each payment alone leaves the customer past due; all of them settle it.
     await Promise.all(invoices.map((inv) => pay(org, inv.id, 10_000, today)));
     assert.equal((await balance(org, c)).pastDue, false);
-    // A payment whose snapshot missed the others leaves the transition to the next reconciliation: the sweep.
-    await announcePastDueTransitions(testDb().db, testClock());
-    await announcePastDueTransitions(testDb().db, testClock());
+    // A payment whose snapshot missed the others leaves the transition to the organisation's next look.
+    await announcePastDue(testDb().db, testClock(), org.organizationId);
+    await announcePastDue(testDb().db, testClock(), org.organizationId);
     assert.deepEqual((await customerEvents(org)).map((e) => e.type), ['customer.past_due', 'customer.settled']);
     const [row] = await sql()<{ past_due: boolean }[]>`SELECT past_due FROM customers WHERE id = ${c}`;
     assert.equal(row!.past_due, false);
@@ -169,7 +175,7 @@ describe('customer.past_due and customer.settled', () => {
     await issue(org, c, 9_999);
     await advance(org, 60);
     assert.equal((await balance(org, c)).pastDue, false);
-    await announcePastDueTransitions(testDb().db, testClock());
+    await announcePastDue(testDb().db, testClock(), org.organizationId);
     assert.deepEqual(await customerEvents(org), []);
   });
 });

@@ -12,7 +12,7 @@ import {
   type TestOrg,
 } from '../helpers/context.ts';
 import { insertReminder, reminderSettingsBody } from '../helpers/reminders.ts';
-import { announcePastDueTransitions } from '../../services/customers/past-due-transitions.ts';
+import { announcePastDue } from '../../services/customers/past-due-transitions.ts';
 import { updateOrganization } from '../../services/organizations/update-organization.ts';
 import { addDays } from '../../services/shared/clock.ts';
 
@@ -615,12 +615,13 @@ describe('Reminder history and ad-hoc reminders', () => {
       const [row] = await dbReminders(c);
       assert.equal(ev!.xmin, row!.xmin);
 
-      // Once: a free reminder, the sweep, a later fee-bearing reminder and a clock advance repeat nothing.
+      // Once: a free reminder, the organisation's past-due look, a later fee-bearing reminder and a clock advance repeat
+      // nothing.
       assert.equal((await remind(c)).body.data.feeOere, 0);
-      await announcePastDueTransitions(testDb().db, testClock());
+      await announcePastDue(testDb().db, testClock(), org.organizationId);
       await advance(org, 10);
       assert.equal((await remind(c)).body.data.feeOere, 10_000);
-      await announcePastDueTransitions(testDb().db, testClock());
+      await announcePastDue(testDb().db, testClock(), org.organizationId);
       assert.equal((await events(org, 'customer.past_due')).length, 1);
       assert.deepEqual((await events(org)).filter((e) => e.type.startsWith('customer.')).map((e) => e.type), ['customer.past_due']);
     });

@@ -6,6 +6,7 @@ import { createBusinessClock } from '../../workflows/business-clock.ts';
 import { createHousekeeping, MINUTE_MS, RETRY_INTERVAL_MS, RUN_INTERVAL_MS, type HousekeepingActivities, type HousekeepingState, type RunResult } from '../../workflows/housekeeping.ts';
 import { createInvoiceIssue } from '../../workflows/invoice-issue.ts';
 import { createInvoiceMail, type MailAttemptResult } from '../../workflows/invoice-mail.ts';
+import { createPastDue, type PastDueResult } from '../../workflows/past-due.ts';
 import { createPaymentReceipt } from '../../workflows/payment-receipt.ts';
 import { createWebhookDelivery, type DeliveryNext, type WakeResult } from '../../workflows/webhook-delivery.ts';
 import { createWebhookEvents } from '../../workflows/webhook-events.ts';
@@ -102,7 +103,6 @@ describe('workflow logic (fake activities, no servers)', () => {
       purgeIdempotencyKeys: async () => 7,
       shardsWithLostWork: async () => [],
       drainEventOutbox: async () => {},
-      announcePastDueTransitions: async () => 0,
       ...over,
     });
     const handlers = (a: HousekeepingActivities) => {
@@ -240,6 +240,31 @@ describe('workflow logic (fake activities, no servers)', () => {
       );
       await finish(engine.context('inv-4'));
       assert.deepEqual(engine.sent.map((c) => [c.service, c.handler, c.key]), [['WakeScheduler', 'nudge', '2']]);
+    });
+  });
+
+  describe('PastDue: one step per look, its row its schedule', () => {
+    it('announces and answers the next look, then releases its claim', async () => {
+      const engine = new FakeEngine();
+      released.length = 0;
+      const wake = handlerOf<{ claim: number }, PastDueResult>(
+        createPastDue({ announcePastDue: async () => ({ changed: 2, next: '2026-12-01T23:00:00.000Z' }), parkWork: async () => true, releaseWake }),
+        'wake',
+      );
+      assert.deepEqual(await wake(engine.context('org-9'), { claim: 5 }), { changed: 2, next: '2026-12-01T23:00:00.000Z' });
+      assert.deepEqual(engine.steps.map((st) => st.name), ['announce', 'release']);
+      assert.deepEqual(released, [['PastDue', 'org-9', 5]]);
+    });
+
+    it('parks its row when the database stays away', async () => {
+      const engine = new FakeEngine();
+      const parked: WorkTarget[] = [];
+      const wake = handlerOf<null, PastDueResult>(
+        createPastDue({ announcePastDue: failing('database down'), parkWork: async (t) => (parked.push(t), true), releaseWake }),
+        'wake',
+      );
+      assert.deepEqual(await wake(engine.context('org-8')), { parked: 'database down' });
+      assert.deepEqual(parked, [WORK.pastDue('org-8')]);
     });
   });
 
