@@ -20,6 +20,7 @@ export const WORKFLOW_SERVICES = {
   PortalSignInMail: 'PortalSignInMail',
   WakeScheduler: 'WakeScheduler',
   PastDue: 'PastDue',
+  EventOutbox: 'EventOutbox',
 } as const;
 
 export type WorkflowService = keyof typeof WORKFLOW_SERVICES;
@@ -57,6 +58,8 @@ export interface WorkflowInputs {
   PortalSignInMail: { deliver: WakeClaim };
   /** Key: the organisation id. Announces customers whose past-due state time alone changed, and plans the next look. */
   PastDue: { wake: WakeClaim };
+  /** Key: the organisation id. Drains the event outbox after a hand-off of one of its events to the engine failed. */
+  EventOutbox: { drain: WakeClaim };
   /** Key: the wake shard, "0".."7". Claims and sends the shard's due rows, and keeps one timer to its earliest row. */
   WakeScheduler: { tick: { gen?: number } | null; nudge: { atMs?: number | null } | null };
 }
@@ -76,7 +79,8 @@ export type WorkTarget =
   | { service: 'Case'; handler: 'wake'; key: string }
   | { service: 'SubscriptionSchedule'; handler: 'wake'; key: string }
   | { service: 'PortalSignInMail'; handler: 'deliver'; key: string }
-  | { service: 'PastDue'; handler: 'wake'; key: string };
+  | { service: 'PastDue'; handler: 'wake'; key: string }
+  | { service: 'EventOutbox'; handler: 'drain'; key: string };
 
 /** The wake-index targets by name, so a row's (service, handler) pair is written in one place. */
 export const WORK = {
@@ -91,6 +95,7 @@ export const WORK = {
   }),
   portalSignInMail: (linkId: string): WorkTarget => ({ service: 'PortalSignInMail', handler: 'deliver', key: linkId }),
   pastDue: (organizationId: string): WorkTarget => ({ service: 'PastDue', handler: 'wake', key: organizationId }),
+  eventOutbox: (organizationId: string): WorkTarget => ({ service: 'EventOutbox', handler: 'drain', key: organizationId }),
 } as const;
 
 /**

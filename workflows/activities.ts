@@ -9,7 +9,7 @@ import { purgeIdempotencyKeys } from '../activities/purge-idempotency.ts';
 import { deliverWebhook, fanOutAndDeliver, type WebhookActivityDeps } from '../activities/webhooks/webhook-activities.ts';
 import { createWebhookAgents } from '../activities/webhooks/post-webhook.ts';
 import { createBusinessClock as createPostgresBusinessClock } from '../services/clock/business-clock.ts';
-import { armShard, claimDueWakes, parkWake, releaseClaimsWithoutInvocation, releaseWake, shardsWithLostWork } from '../services/clock/wake-index.ts';
+import { armShard, claimDueWakes, clearWake, parkWake, releaseClaimsWithoutInvocation, releaseWake, shardsWithLostWork } from '../services/clock/wake-index.ts';
 import type { OpenInvocations } from '../services/clock/engine-invocations.ts';
 import { announcePastDue } from '../services/customers/past-due-transitions.ts';
 import { createPostgresDocumentStore } from '../services/documents/postgres-document-store.ts';
@@ -142,6 +142,10 @@ export function createActivities(
     },
     drainEventOutbox: () => resources.drainEventOutbox?.() ?? Promise.resolve(),
     announcePastDue: (organizationId) => announcePastDue(db, clock, organizationId),
+    retryEventOutbox: async (organizationId) => {
+      await db.read((sql) => clearWake(sql, WORK.eventOutbox(organizationId)));
+      await (resources.drainEventOutbox?.() ?? Promise.resolve());
+    },
     // The wake index
     claimDueWakes: (shard, limit) => claimDueWakes(db, shard, limit),
     armShard: (shard, capMs) => armShard(db, shard, new Date(capMs)),

@@ -7,6 +7,7 @@ import { createWebhookEvents, type WebhookEventsActivities } from './webhook-eve
 import { createBusinessClock } from './business-clock.ts';
 import { createWakeScheduler, type WakeSchedulerActivities } from './wake-scheduler.ts';
 import { createPastDue, type PastDueActivities } from './past-due.ts';
+import { createEventOutbox, type EventOutboxActivities } from './event-outbox.ts';
 import type { WakeClaimActivities } from './shared/wake-claim.ts';
 import { createPaymentReceipt, type PaymentReceiptActivities } from './payment-receipt.ts';
 import { createDunning, type DunningActivities } from './dunning.ts';
@@ -23,6 +24,7 @@ export type Activities = HousekeepingActivities &
   WakeSchedulerActivities &
   WakeClaimActivities &
   PastDueActivities &
+  EventOutboxActivities &
   PaymentReceiptActivities &
   DunningActivities &
   CaseActivities &
@@ -40,6 +42,7 @@ export function createServices(activities: Activities): EndpointOptions['service
     createBusinessClock(),
     createWakeScheduler(activities),
     createPastDue(activities),
+    createEventOutbox(activities),
     createPaymentReceipt(activities),
     createDunning(activities),
     createCase(activities),

@@ -1,3 +1,5 @@
+import { WORK } from '../../contracts/workflows.ts';
+import { scheduleWake } from '../clock/wake-index.ts';
 import type { Db } from '../shared/db.ts';
 
 /**
@@ -7,8 +9,8 @@ import type { Db } from '../shared/db.ts';
  * and the commit notifies the `event_outbox` channel. The relay listens on that channel, claims outbox rows, hands
  * each to the engine with the event id as idempotency key, and deletes the rows it handed on. If the process dies
  * between commit and hand-off, the row stays (its claim lapses after CLAIM_SECONDS): the relay drains the outbox
- * when it starts, whenever its listener (re)connects, a few seconds after a hand-off failed, and whenever the
- * housekeeping loop asks (`drain`, once a minute), so no committed event is lost between the database and the
+ * when it starts, whenever its listener (re)connects, when the wake index sends the organisation's EventOutbox object a
+ * few seconds after a hand-off failed, and whenever the housekeeping loop asks (`drain`, once a minute), so no committed event is lost between the database and the
  * engine. It runs no sweep of its own. A hand-off repeated after a crash is harmless: the engine deduplicates on
  * the idempotency key, and the fan-out creates at most one delivery per (event, endpoint).
  *
@@ -24,7 +26,7 @@ export const EVENT_OUTBOX_CHANNEL = 'event_outbox';
 
 /** How long a claim protects a row from other relays; a hand-off takes milliseconds. */
 export const CLAIM_SECONDS = 30;
-/** After a failed hand-off (the engine unreachable), the relay tries again this much later, not before. */
+/** After a failed hand-off (the engine unreachable), the organisation's outbox drain is due this much later. */
 export const RETRY_AFTER_FAILURE_MS = 5000;
 
 type Log = (level: 'info' | 'warn', msg: string, fields?: Record<string, unknown>) => void;
@@ -49,10 +51,9 @@ class Relay {
   private released: string[] = [];
   private pumping: Promise<void> | undefined;
   private again = false;
-  /** A hand-off failed: no new claims until the retry a few seconds later (or a notification), so a down engine is not hammered. */
+  /** A hand-off failed: no new claims until the listed retry runs (or a notification), so a down engine is not hammered. */
   private failing = false;
   private closed = false;
-  private retryTimer: NodeJS.Timeout | undefined;
   /** The last claim filled its batch: more rows may be waiting when room frees up. */
   private more = false;
   private idleWaiters: (() => void)[] = [];
@@ -137,9 +138,8 @@ class Relay {
       (err: unknown) => {
         this.released.push(row.event_id);
         if (!this.failing) {
-          this.log('warn', 'event relay could not hand an event to the engine; it tries again in a few seconds', { err: String(err) });
-          this.retryTimer = setTimeout(() => this.kick(true), RETRY_AFTER_FAILURE_MS);
-          this.retryTimer.unref();
+          this.log('warn', 'event relay could not hand an event to the engine; its organisation\'s outbox drain is listed in the wake index', { err: String(err) });
+          this.listRetry(row.organization_id);
         }
         this.failing = true;
       },
@@ -148,6 +148,17 @@ class Relay {
       // Room freed: claim more if the outbox may hold more; when everything has landed, delete what was handed on.
       if ((this.more && !this.failing) || this.inFlight === 0) this.kick();
     });
+  }
+
+  /**
+   * The retry after a failed hand-off is wake-index work (`WORK.eventOutbox`, due a few seconds on): the engine's
+   * scheduler sends the EventOutbox object, whose step drains the outbox through this relay, as soon as the engine
+   * takes calls again. Until then (or a notification) no new rows are claimed, so a down engine is not hammered.
+   */
+  private listRetry(organizationId: string): void {
+    void this.db
+      .read((sql) => scheduleWake(sql, organizationId, WORK.eventOutbox(organizationId), new Date(Date.now() + RETRY_AFTER_FAILURE_MS)))
+      .catch((err: unknown) => this.log('warn', 'event relay could not list its retry; the housekeeping backstop drains the outbox', { err: String(err) }));
   }
 
   private settleIdle(): void {
@@ -162,7 +173,6 @@ class Relay {
 
   async close(): Promise<void> {
     this.closed = true;
-    clearTimeout(this.retryTimer);
     await this.pumping;
     while (this.inFlight > 0) await new Promise((r) => setTimeout(r, 10));
     await this.flush().catch((err: unknown) => this.log('warn', 'event relay could not delete what it handed on; the rows go again', { err: String(err) }));
