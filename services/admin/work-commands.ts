@@ -44,7 +44,7 @@ export const parkedWorkCommand: Command = {
 };
 
 export const retryWorkCommand: Command = {
-  summary: 'Put parked work back in line: it runs again within a minute.',
+  summary: 'Put parked work back in line: its wake shard is told, and it runs again at once.',
   synopsis: '--service SERVICE --key KEY [--json]',
   flags: { service: 'string', key: 'string' },
   prepare(flags) {
@@ -52,7 +52,7 @@ export const retryWorkCommand: Command = {
     return async (db) => {
       const found = await db.read((sql) => retryParkedWork(sql, target));
       if (!found) throw new OperatorError(`No parked work ${target.service}/${target.key} exists.`);
-      return { json: { ...target, retried: true }, text: `${target.service}/${target.key} runs again within a minute.` };
+      return { json: { ...target, retried: true }, text: `${target.service}/${target.key} runs again now.` };
     };
   },
 };

@@ -260,13 +260,16 @@ export async function parkedWork(
 }
 
 /**
- * An operator's retry of parked work: the row is un-parked and due now, so the housekeeping loop pokes it within a
- * minute (or at once with the organisation's next clock advance). Returns false when no such row is parked.
+ * An operator's retry of parked work: the row is un-parked, unclaimed and due now, and the schedulers' listener is told
+ * (`wake_earlier`), so its shard's scheduler hands it on at once (the housekeeping backstop within a couple of minutes
+ * when no workflows process listens). Returns false when no such row is parked.
  */
 export async function retryParkedWork(sql: Queryable, target: { service: string; key: string }): Promise<boolean> {
-  const rows = await sql`
+  const rows = await sql<{ shard: number }[]>`
     UPDATE wake_index SET parked_at = NULL, last_error = NULL, due_at = now(), claimed_at = NULL
     WHERE service = ${target.service} AND key = ${target.key} AND parked_at IS NOT NULL
-    RETURNING 1`;
-  return rows.length > 0;
+    RETURNING shard`;
+  if (rows.length === 0) return false;
+  await sql`SELECT pg_notify('wake_earlier', ${String(rows[0]!.shard)})`;
+  return true;
 }

@@ -3,7 +3,7 @@
  * and the schedulers' listener, beside a probe object whose handlers are as cheap as a handler gets, so that what is
  * measured is the scheduler: `WakeProbe.wake` is a wake-index target (it records when it started, moves its row a
  * year on as a handler that took its step would, and releases its claim through the same wrapper as every real
- * handler); `WakeProbe.bare` only records when it started, for the engine's bare rate of starting keyed handlers.
+ * handler). The stage also calls it straight through the ingress, for the engine's bare rate of starting it.
  * Settings come as environment (DATABASE_URL, RESTATE_INGRESS_URL, RESTATE_ADMIN_URL, DB_POOL_MAX). Answers `ready`
  * over IPC with nothing printed and stops on `stop`.
  */
@@ -44,14 +44,6 @@ const probe = restate.object({
       );
       return null;
     }),
-    bare: async (ctx: restate.ObjectContext): Promise<null> => {
-      const startedAt = Date.now();
-      await ctx.run('record', () =>
-        db.read((sql) => sql`
-          INSERT INTO bench_wake_bare (key, started_at) VALUES (${ctx.key}, to_timestamp(${startedAt} / 1000.0)) ON CONFLICT (key) DO NOTHING`).then(() => null),
-      );
-      return null;
-    },
   },
 });
 

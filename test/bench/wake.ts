@@ -6,7 +6,7 @@
  * 1. **Spread.** `BENCH_WAKE_ROWS` (200 000) rows spread evenly over one day, over 1 000 organisations; the rows that
  *    come due during `BENCH_WAKE_WINDOW` seconds are measured while the rest wait. Targets: p99 ≤ 5 s, max ≤ 30 s.
  * 2. **The floor W.** The engine's bare rate of starting keyed handlers: `BENCH_WAKE_ORGS` (20 000) one-way calls of
- *    a keyed handler through the ingress, as fast as the engine takes them; W = handlers started per second.
+ *    the same handler through the ingress, as fast as the engine takes them; W = handlers started per second.
  * 3. **Same minute.** One row for each of `BENCH_WAKE_ORGS` live organisations, all due at the same instant. Target:
  *    the last starts within 5 s of ORGS / W after that instant.
  * 4. **Noisy neighbour.** One organisation catching up `BENCH_WAKE_NOISY` (20 000) steps due at once, beside 1 000
@@ -53,7 +53,7 @@ export interface WakeFigures {
   noisy: { steps: number; stepsDone: number; windowSec: number; others: Lateness; met: boolean };
 }
 
-async function lateness(sql: Sql, prefix: string, dueBefore: Date): Promise<Lateness> {
+async function lateness(sql: Sql, prefix: string, dueBefore: Date, dueAfter = new Date(0)): Promise<Lateness> {
   const [r] = await sql<{ due: number; started: number; p50: number | null; p99: number | null; max: number | null; min: number | null }[]>`
     WITH d AS (
       SELECT w.key, wake_real_due(w.organization_id, w.due_at - interval '365 days') AS due_at FROM wake_index w
@@ -64,7 +64,7 @@ async function lateness(sql: Sql, prefix: string, dueBefore: Date): Promise<Late
     ), measured AS (
       SELECT d.key, extract(epoch FROM (s.started_at - s.real_due_at)) * 1000 AS late_ms
       FROM d LEFT JOIN bench_wake_starts s ON s.key = d.key
-      WHERE d.due_at <= ${dueBefore}
+      WHERE d.due_at <= ${dueBefore} AND d.due_at > ${dueAfter}
     )
     SELECT count(*)::int AS due, count(late_ms)::int AS started,
            percentile_cont(0.5) WITHIN GROUP (ORDER BY late_ms) AS p50,
@@ -87,7 +87,6 @@ export async function benchWake(url: string, s: WakeSettings): Promise<WakeFigur
     const sql = createSql(url, { max: 4 });
     cleanups.push(() => sql.end({ timeout: 5 }));
     await sql`CREATE TABLE bench_wake_starts (key text PRIMARY KEY, real_due_at timestamptz NOT NULL, started_at timestamptz NOT NULL)`;
-    await sql`CREATE TABLE bench_wake_bare (key text PRIMARY KEY, started_at timestamptz NOT NULL)`;
     // Organisations: ORGS live ones (random v4 ids spread over the shards) and the noisy one.
     await sql`INSERT INTO organizations (id, name) SELECT gen_random_uuid(), 'Wake ' || g FROM generate_series(1, ${s.orgs}) g`;
     const orgIds = (await sql<{ id: string }[]>`SELECT id FROM organizations ORDER BY id`).map((r) => r.id);
@@ -118,47 +117,57 @@ export async function benchWake(url: string, s: WakeSettings): Promise<WakeFigur
     const nudgeAll = () => Promise.all(Array.from({ length: WAKE_SHARDS }, (_, shard) => send(`WakeScheduler/${shard}/nudge`, { atMs: null })));
     await nudgeAll();
 
-    // 1. Spread: ROWS over one day, the first due 20 s from now.
+    // 1. Spread: ROWS over one day, the first due a minute from now (listing them takes a while); only rows that come
+    // due after the listing committed are measured.
     s.log(`wake: ${s.rows} rows over a day, ${s.windowSec} s measured`);
-    const spreadStart = Date.now() + 20_000;
+    const spreadStart = Date.now() + 60_000;
     const stepMs = 86_400_000 / s.rows;
     await sql`
       SELECT wake_schedule('WakeProbe', 'wake', 'a-' || g, (${orgIds.slice(0, 1000)}::uuid[])[1 + g % 1000],
                            ${new Date(spreadStart)}::timestamptz + make_interval(secs => g * ${stepMs / 1000}::float8))
       FROM generate_series(0, ${s.rows - 1}) g`;
-    await sleep(20_000 + s.windowSec * 1000);
+    const listed = new Date(Date.now() + 1000);
+    await sleep(Math.max(0, spreadStart - Date.now()) + s.windowSec * 1000);
     const spreadEnd = new Date(Date.now() - 5_000);
-    const spread = await lateness(sql, 'a-', spreadEnd);
+    const spread = await lateness(sql, 'a-', spreadEnd, listed);
     const [waiting] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM wake_index WHERE service = 'WakeProbe' AND key LIKE 'a-%' AND due_at > now() AND due_at < now() + interval '300 days'`;
     await sql`DELETE FROM wake_index WHERE service = 'WakeProbe' AND key LIKE 'a-%'`;
 
-    // 2. The floor: ORGS keyed handlers started through the ingress as fast as the engine takes them.
+    // 2. The floor: ORGS calls of the same handler, for rows listed for tomorrow, sent straight through the ingress as
+    // fast as the engine takes them (no scheduler, no claim): the rate at which the engine starts keyed handlers.
     s.log(`wake: the engine's bare rate, ${s.orgs} keyed handlers`);
+    await sql`SELECT wake_schedule('WakeProbe', 'wake', 'b-' || o.n, o.id, now() + interval '1 day') FROM unnest(${orgIds}::uuid[]) WITH ORDINALITY AS o (id, n)`;
     const floorStart = Date.now();
     let next = 0;
     await Promise.all(
       Array.from({ length: 64 }, async () => {
         while (next < s.orgs) {
-          const i = next++;
-          await send(`WakeProbe/b-${i}/bare`, null);
+          const i = ++next;
+          await send(`WakeProbe/b-${i}/wake`, {});
         }
       }),
     );
-    for (let i = 0; i < 600; i++) {
-      const [n] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM bench_wake_bare`;
+    for (let i = 0; i < 6000; i++) {
+      const [n] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM bench_wake_starts WHERE key LIKE 'b-%'`;
       if (n!.n >= s.orgs) break;
       await sleep(100);
     }
-    const [bare] = await sql<{ n: number; last: Date }[]>`SELECT count(*)::int AS n, max(started_at) AS last FROM bench_wake_bare`;
+    const [bare] = await sql<{ n: number; last: Date }[]>`SELECT count(*)::int AS n, max(started_at) AS last FROM bench_wake_starts WHERE key LIKE 'b-%'`;
+    await sql`DELETE FROM wake_index WHERE service = 'WakeProbe' AND key LIKE 'b-%'`;
     const floorSec = (bare!.last.getTime() - floorStart) / 1000;
     const perSecond = bare!.n / floorSec;
 
-    // 3. Same minute: one row per organisation, all due at one instant 15 s from now.
+    // 3. Same minute: one row per organisation, listed for tomorrow, then all moved to one instant 10 s from now in one
+    // statement that tells the schedulers' listener, as wake_schedule does for a row earlier than a shard's timer.
     s.log(`wake: ${s.orgs} organisations due at the same instant`);
-    const at = new Date(Date.now() + 15_000);
-    await sql`SELECT wake_schedule('WakeProbe', 'wake', 'c-' || o.n, o.id, ${at}) FROM unnest(${orgIds}::uuid[]) WITH ORDINALITY AS o (id, n)`;
+    await sql`SELECT wake_schedule('WakeProbe', 'wake', 'c-' || o.n, o.id, now() + interval '1 day') FROM unnest(${orgIds}::uuid[]) WITH ORDINALITY AS o (id, n)`;
+    const at = new Date(Date.now() + 10_000);
+    await sql.begin(async (tx) => {
+      await tx`UPDATE wake_index SET due_at = ${at} WHERE service = 'WakeProbe' AND key LIKE 'c-%'`;
+      await tx`SELECT pg_notify('wake_earlier', s::text) FROM generate_series(0, ${WAKE_SHARDS - 1}) s`;
+    });
     const expectSec = s.orgs / perSecond;
-    await sleep(15_000);
+    await sleep(Math.max(0, at.getTime() - Date.now()));
     for (let i = 0; i < (expectSec + 60) * 10; i++) {
       const [n] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM bench_wake_starts WHERE key LIKE 'c-%'`;
       if (n!.n >= s.orgs) break;
