@@ -16,6 +16,8 @@ export interface RuntimePorts {
   restateIngress: number | null;
   restateAdmin: number | null;
   restateFabric: number | null;
+  /** null when REDIS_URL named an external Redis. */
+  redis: number | null;
   workflows: number;
   api: number;
   /** The hosted pay page. */
@@ -30,6 +32,8 @@ export interface RuntimeInfo {
   restateIngressUrl: string;
   restateAdminUrl: string;
   workflowsUrl: string;
+  /** The shared limiter store (REDIS_URL, else the private redis-server's address). */
+  redisUrl: string;
   apiUrl: string;
   /** The pay page's base URL (PAY_BASE_URL, else its own address). */
   payUrl: string;
@@ -37,7 +41,7 @@ export interface RuntimeInfo {
   /** The `npm start` process. */
   pid: number;
   /** Child processes it started (null when that part is external), so that an unclean exit can be cleaned up. */
-  pids: { postgres: number | null; restateServer: number | null };
+  pids: { postgres: number | null; restateServer: number | null; redisServer: number | null };
   startedAt: string;
   stoppedAt: string | null;
 }

@@ -2,8 +2,9 @@
  * `npm start`: the whole service on one machine, with no configuration on a fresh clone.
  *
  * PostgreSQL (embedded, under DATA_DIR/postgres, unless DATABASE_URL is set), migrations, restate-server (under
- * DATA_DIR/restate, unless RESTATE_INGRESS_URL and RESTATE_ADMIN_URL are both set), the workflows endpoint, the
- * API and the pay page in this process. Ctrl-C or SIGTERM stops all of it, in reverse order, and exits 0. Data stays in DATA_DIR, so
+ * DATA_DIR/restate, unless RESTATE_INGRESS_URL and RESTATE_ADMIN_URL are both set), redis-server (the shared limiter
+ * store, under DATA_DIR/redis, unless REDIS_URL is set), the workflows endpoint, the API and the pay page in this
+ * process. Ctrl-C or SIGTERM stops all of it, in reverse order, and exits 0. Data stays in DATA_DIR, so
  * the next start carries on where this one stopped; DATA_DIR/runtime.json says where everything runs.
  */
 import { createWriteStream, existsSync, mkdirSync, readFileSync, type WriteStream } from 'node:fs';
@@ -20,6 +21,7 @@ import { runWorkflows, type RunningWorkflows } from '../../workflows/main.ts';
 import { ensureDatabase, startEmbeddedPostgres, type EmbeddedPg } from './embedded-postgres.ts';
 import { preferPort } from './ports.ts';
 import { startRestateServer, type ChildExit, type RestateServer } from './restate-server.ts';
+import { startRedis, type RunningRedis } from './redis-server.ts';
 import { readRuntimeFile, rememberedPort, writeRuntimeFile, type RuntimeInfo } from './runtime-file.ts';
 
 const DATABASE = 'faktura';
@@ -74,6 +76,13 @@ async function stopLeftovers(previous: Partial<RuntimeInfo> | undefined): Promis
     if (!(await waitGone(rs, 'restate-server', 5000))) process.kill(rs, 'SIGKILL');
     await waitGone(rs, 'restate-server', 2000);
   }
+  const redis = previous?.pids?.redisServer;
+  if (isRunning(redis, 'redis-server')) {
+    err(`Stopping redis-server (pid ${redis}) left running by an earlier start…`);
+    process.kill(redis, 'SIGTERM');
+    if (!(await waitGone(redis, 'redis-server', 3000))) process.kill(redis, 'SIGKILL');
+    await waitGone(redis, 'redis-server', 2000);
+  }
 }
 
 /** Holds the API's and the endpoint's log lines until the start-up block is printed, then passes them to stdout. */
@@ -98,6 +107,7 @@ interface Parts {
   pg?: EmbeddedPg;
   pgPid?: number | null;
   restate?: RestateServer;
+  redis?: RunningRedis;
   workflows?: RunningWorkflows;
   api?: RunningApi;
   pay?: RunningPay;
@@ -119,6 +129,7 @@ async function stopParts(parts: Parts): Promise<void> {
     parts.pay ? attempt('pay page', () => parts.pay!.close()) : undefined,
     parts.api ? attempt('API', () => parts.api!.close()) : undefined,
   ]);
+  if (parts.redis) await attempt('redis-server', () => parts.redis!.stop(2000));
   if (parts.restate) await attempt('restate-server', () => parts.restate!.stop(4000));
   if (parts.workflows) await attempt('workflows endpoint', () => parts.workflows!.close());
   if (parts.pg) {
@@ -138,6 +149,14 @@ async function stopParts(parts: Parts): Promise<void> {
   }
   parts.pgLog?.end();
   if (problems.length > 0) throw new Error(problems.join('; '));
+}
+
+/** A REDIS_URL as the block shows it: a password in it stays off the screen. */
+function withoutCredentials(url: string): string {
+  const u = new URL(url);
+  u.username = '';
+  u.password = '';
+  return u.toString().replace(/\/$/, '');
 }
 
 function postmasterPid(pgDir: string): number | null {
@@ -190,6 +209,7 @@ async function main(): Promise<number> {
       const watchdog = setTimeout(() => {
         err(`error: stopping took longer than ${STOP_DEADLINE_MS / 1000} s (${why}); killing what is left.`);
         if (parts.restate && isRunning(parts.restate.pid, 'restate-server')) process.kill(parts.restate.pid, 'SIGKILL');
+        if (parts.redis && isRunning(parts.redis.pid, 'redis-server')) process.kill(parts.redis.pid, 'SIGKILL');
         if (parts.pgPid && isRunning(parts.pgPid, 'postgres')) process.kill(parts.pgPid, 'SIGQUIT');
         process.exit(1);
       }, STOP_DEADLINE_MS);
@@ -279,6 +299,7 @@ async function main(): Promise<number> {
       restateIngressUrl = `http://127.0.0.1:${restatePorts.ingress}`;
       restateAdminUrl = `http://127.0.0.1:${restatePorts.admin}`;
     }
+    const redisPort = config.redisUrl ? null : await pick(rememberedPort(previous, 'redis'));
     const apiHost = callableHost(config.host);
     runtime = {
       status: 'starting',
@@ -287,6 +308,7 @@ async function main(): Promise<number> {
       restateIngressUrl,
       restateAdminUrl,
       workflowsUrl: config.workflowsUrl ?? `http://${config.workflowsHost}:${workflowsPort}`,
+      redisUrl: config.redisUrl ?? `redis://127.0.0.1:${redisPort}`,
       apiUrl: `http://${apiHost}:${apiPort}`,
       payUrl: payBaseUrl({ ...config, payPort }),
       ports: {
@@ -294,12 +316,13 @@ async function main(): Promise<number> {
         restateIngress: restatePorts?.ingress ?? null,
         restateAdmin: restatePorts?.admin ?? null,
         restateFabric: restatePorts?.fabric ?? null,
+        redis: redisPort,
         workflows: workflowsPort,
         api: apiPort,
         pay: payPort,
       },
       pid: process.pid,
-      pids: { postgres: parts.pgPid ?? null, restateServer: null },
+      pids: { postgres: parts.pgPid ?? null, restateServer: null, redisServer: null },
       startedAt: new Date().toISOString(),
       stoppedAt: null,
     };
@@ -316,7 +339,14 @@ async function main(): Promise<number> {
       writeRuntimeFile(dataDir, runtime);
     }
 
-    // 4. The workflows endpoint and the API, in this process. Their log lines wait until the block is printed.
+    // 4. redis-server: the rate-limit and look-up-limit buckets the API and the pay page share (nothing on disk).
+    if (redisPort !== null) {
+      parts.redis = await startRedis({ dataDir: join(dataDir, 'redis'), port: redisPort, logFile: join(logsDir, 'redis.log') });
+      runtime = { ...runtime, pids: { ...runtime.pids, redisServer: parts.redis.pid } };
+      writeRuntimeFile(dataDir, runtime);
+    }
+
+    // 5. The workflows endpoint and the API, in this process. Their log lines wait until the block is printed.
     const logs = new HeldStdout();
     const stackConfig: Config = {
       ...config,
@@ -327,6 +357,7 @@ async function main(): Promise<number> {
       workflowsPort,
       port: apiPort,
       payPort,
+      redisUrl: runtime.redisUrl,
       // Mails point their tracking pixel at this API unless a public address is configured.
       publicApiUrl: config.publicApiUrl ?? runtime.apiUrl,
     };
@@ -346,6 +377,7 @@ async function main(): Promise<number> {
         `  Docs       ${parts.api.url}/docs`,
         `  Pay page   ${parts.pay.baseUrl}/`,
         `  Restate UI ${restateAdminUrl}/ui/`,
+        `  Redis      ${withoutCredentials(runtime.redisUrl)}`,
         // With the seller details every invoice must show (issuing refuses without them: seller_details_incomplete).
         `  Get a key  ${adminPrefix}npm run admin -- create-org --name "My Company" --cvr 12345678 --street "Nørregade 1" --postal-code 8000 --city "Aarhus C" --sandbox --json`,
         ...(master.source === 'development-file' ? [`  Key        development key in ${master.path} (set DATA_ENCRYPTION_KEY in production)`] : []),
@@ -366,6 +398,7 @@ async function main(): Promise<number> {
       });
     if (parts.pg) watch('PostgreSQL', parts.pg.exited, join(logsDir, 'postgres.log'));
     if (parts.restate) watch('restate-server', parts.restate.exited, join(logsDir, 'restate.log'));
+    if (parts.redis) watch('redis-server', parts.redis.exited, join(logsDir, 'redis.log'));
     return 0;
   } catch (e) {
     err(`error: ${(e as Error).message}`);

@@ -20,6 +20,7 @@ import { registerJsonBody } from './plugins/json-body.ts';
 import { registerPathIdCheck } from './plugins/path-ids.ts';
 import { ApiKeyCache, createAuthenticate } from './plugins/auth.ts';
 import { createRateLimiter } from './plugins/rate-limit.ts';
+import { MemoryLimiterStore, type LimiterStore } from '../shared/limiter-store.ts';
 import { isMutating, requireIdempotencyKey } from './idempotency.ts';
 import { createValidatorCompiler } from '../shared/schema-validator.ts';
 import { NO_PROPERTIES } from './no-properties.ts';
@@ -49,6 +50,11 @@ export interface AppDeps {
   authCache?: ApiKeyCache;
   /** The rate limiter's time source (milliseconds); tests pass a clock they control. */
   rateLimitClock?: () => number;
+  /**
+   * Where the rate-limit buckets live: the shared store (Redis) when REDIS_URL is set, so a key gets its rate across
+   * all replicas together; without it, the process's own buckets.
+   */
+  limiterStore?: LimiterStore;
   /** Lets tests add routes (e.g. a document-class route) before the app is sealed. */
   extraRoutes?: (app: FastifyInstance, deps: AppDeps) => void;
   /** The base of payment links (PAY_BASE_URL or the pay service's own address); default http://127.0.0.1:3001. */
@@ -174,7 +180,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const cache = deps.authCache ?? new ApiKeyCache(deps.config.authCacheTtlMs);
   const authenticate = createAuthenticate(deps.db, cache);
-  const rateLimit = createRateLimiter({ default: deps.config.rateLimitDefault, document: deps.config.rateLimitDocument }, deps.rateLimitClock);
+  const rateLimit = createRateLimiter(
+    { default: deps.config.rateLimitDefault, document: deps.config.rateLimitDocument },
+    deps.limiterStore ?? new MemoryLimiterStore(),
+    deps.rateLimitClock,
+  );
   const catalogue: ScopedRoute[] = [];
   app.decorate('scopedRoutes', catalogue);
   app.addHook('onRoute', (route) => {

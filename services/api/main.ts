@@ -26,6 +26,7 @@ const noMailEngine: InvoiceMailDispatch = {
   dispatch: () => Promise.reject(new Error('RESTATE_INGRESS_URL is not set: queued sends wait for the workflow engine')),
 };
 import { ApiKeyCache, listenForKeyChanges } from './plugins/auth.ts';
+import { laterLog, openLimiterStore, type OpenLimiterStore } from '../shared/limiter-store.ts';
 import type { ReadinessProbe } from './routes/health.ts';
 import { domainSettings } from '../domains/domain-settings.ts';
 
@@ -73,6 +74,7 @@ type ApiConfig = Pick<
   | 'rateLimitDefault'
   | 'rateLimitDocument'
   | 'authCacheTtlMs'
+  | 'redisUrl'
   | 'logLevel'
   | 'mailFromAddress'
   | 'webhookAllowLoopback'
@@ -95,10 +97,17 @@ export async function startApi(config: ApiConfig, opts: StartApiOptions = {}): P
   const pdf = createChromiumRenderer();
   let app: FastifyInstance | undefined;
   let unlisten: (() => Promise<void>) | undefined;
+  let limiter: OpenLimiterStore | undefined;
   try {
+    // The rate-limit buckets: in Redis when REDIS_URL is set, so a key gets its rate across all replicas together.
+    limiter = await openLimiterStore(config.redisUrl, laterLog(() => app?.log));
     const authCache = new ApiKeyCache(config.authCacheTtlMs);
     // Before the first request: a key revoked from now on must stop working at once, on every API process.
-    unlisten = await listenForKeyChanges(db, authCache);
+    unlisten = await listenForKeyChanges(db, authCache, {
+      // A connection of its own (and postgres.js's listening one beside it), replaced when heartbeats stop coming back.
+      connect: () => createSql(config.databaseUrl!, { max: 1 }),
+      log: laterLog(() => app?.log),
+    });
     app = await buildApp({
       db,
       keyring,
@@ -109,6 +118,7 @@ export async function startApi(config: ApiConfig, opts: StartApiOptions = {}): P
       mailDomain: config.mailFromAddress.split('@')[1]!,
       config,
       authCache,
+      limiterStore: limiter.store,
       readiness: config.restateIngressUrl ? [restateReadinessProbe(config.restateIngressUrl)] : [],
       ...(config.restateIngressUrl ? { wakeups: createRestateWakeups(config.restateIngressUrl) } : {}),
       webhooks: { allowLoopback: config.webhookAllowLoopback },
@@ -120,9 +130,13 @@ export async function startApi(config: ApiConfig, opts: StartApiOptions = {}): P
       onReminderSettingsChanged: (org) => replanDunning(db, config.restateIngressUrl ? createRestateWakeups(config.restateIngressUrl) : undefined, org),
       ...(opts.logStream ? { logStream: opts.logStream } : {}),
     });
+    if (!config.redisUrl && (config.rateLimitDefault > 0 || config.rateLimitDocument > 0)) {
+      app.log.info('REDIS_URL is not set: rate limits count in this process (with several API processes, each gives a key its full rate)');
+    }
     await app.listen({ host: config.host, port: config.port });
   } catch (err) {
     await app?.close();
+    await limiter?.close();
     await unlisten?.();
     await pdf.close();
     await db.close();
@@ -135,6 +149,7 @@ export async function startApi(config: ApiConfig, opts: StartApiOptions = {}): P
   const host = callableHost(config.host);
   const running = app;
   const stopListening = unlisten;
+  const limiterStore = limiter;
   let closing: Promise<void> | undefined;
   return {
     app: running,
@@ -147,6 +162,7 @@ export async function startApi(config: ApiConfig, opts: StartApiOptions = {}): P
         // The listener's connection may be gone already (a Ctrl-C in a terminal reaches PostgreSQL too); there is
         // then nothing left to unlisten.
         await stopListening().catch(() => {});
+        await limiterStore.close();
         await pdf.close();
         await db.close();
         await clockSql.end({ timeout: 5 });

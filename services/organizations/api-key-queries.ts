@@ -28,7 +28,8 @@ export async function findApiKeyByHash(sql: Queryable, keyHash: Buffer): Promise
 }
 
 /**
- * Channel on which key changes are announced so every API process drops its cached copy at once. An empty payload
- * (an organisation's plan changed) drops every cached key.
+ * Channel on which key changes are announced so every API process drops its cached copy at once: the key's SHA-256 in
+ * hex (revoked), or an empty payload (an organisation's plan changed), which drops every cached key. Each API process
+ * also sends itself heartbeats on it (`hb:…`, services/api/plugins/auth.ts), which the others ignore.
  */
 export const API_KEYS_CHANNEL = 'api_keys_changed';

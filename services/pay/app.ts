@@ -6,6 +6,7 @@ import { errSerializer } from '../shared/loggable-error.ts';
 import { redactRequestUrl, RouteWords, type QueryRules, type RouteHint } from '../shared/log-redaction.ts';
 import type { PaymentProvider } from '../payments/providers/provider.ts';
 import type { ReceiptDispatch } from '../payments/receipt-dispatch.ts';
+import type { LimiterStore } from '../shared/limiter-store.ts';
 import { LookupLimiter, type LookupLimits } from './lookup-limiter.ts';
 import { createPayPages } from './pay-page-views.ts';
 import { CALLBACK_BODY_LIMIT, registerBodyParsers } from './plugins/body-parsers.ts';
@@ -55,6 +56,11 @@ export interface PayDeps {
   lookupLimits?: LookupLimits;
   /** The look-up limiter's time source (milliseconds); tests pass one they control. */
   limiterClock?: () => number;
+  /**
+   * Where the look-up buckets live: the shared store (Redis) when REDIS_URL is set, so every pay replica counts
+   * against the same budgets; without it, the process's own buckets.
+   */
+  limiterStore?: LimiterStore;
   /** The customer portal (services/pay/portal); without it the portal's pages are not served. */
   portal?: PortalDeps;
 }
@@ -120,7 +126,7 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
   payPageRoutes(app, {
     db: deps.db,
     pages,
-    limiter: new LookupLimiter(deps.lookupLimits, deps.limiterClock),
+    limiter: new LookupLimiter(deps.lookupLimits, deps.limiterClock, deps.limiterStore),
     checkout: { db: deps.db, provider: deps.provider, payBaseUrl: base },
   });
   callbackRoutes(app, { db: deps.db, clock: deps.clock, provider: deps.provider, receiptDispatch: deps.receiptDispatch });

@@ -17,11 +17,11 @@ export type CodeLookUp =
 export async function lookUpPaymentCode(db: Db, limiter: LookupLimiter, typed: string, clientAddress: string): Promise<CodeLookUp> {
   const code = normalizePaymentCode(typed);
   if (!code) return { kind: 'invalid' };
-  const slot = limiter.take(clientAddress);
+  const slot = await limiter.take(clientAddress);
   if (!slot.allowed) return { kind: 'limited', retryAfterSeconds: slot.retryAfterSeconds };
   const view = await db.read((sql) => loadPayView(sql, { code }));
   if (!view) {
-    limiter.miss();
+    await limiter.miss();
     return { kind: 'unknown' };
   }
   return { kind: 'found', reference: view.reference };

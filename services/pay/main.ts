@@ -18,6 +18,7 @@ import { createRestateReceiptDispatch } from '../payments/receipt-dispatch.ts';
 import { createTestProvider } from '../payments/providers/test-provider.ts';
 import { buildPayApp } from './app.ts';
 import { createEngineClient } from '../shared/engine-client.ts';
+import { laterLog, openLimiterStore, type OpenLimiterStore } from '../shared/limiter-store.ts';
 
 export interface RunningPay {
   app: FastifyInstance;
@@ -49,6 +50,7 @@ type PayConfig = Pick<
   | 'nodeEnv'
   | 'dataDir'
   | 'portalBaseDomain'
+  | 'redisUrl'
 >;
 
 /** A port the kernel has free right now (PAY_PORT=0): the base URL must name it before the server is built. */
@@ -80,8 +82,11 @@ export async function startPay(config: PayConfig, opts: StartPayOptions = {}): P
   // Payments are dated the organisation's today (a sandbox's test clock included), read through a pool of its own.
   const clockSql = opts.clock ? undefined : createSql(config.databaseUrl, { max: 2 });
   let app: FastifyInstance | undefined;
+  let limiter: OpenLimiterStore | undefined;
   const provider = createTestProvider({ secret: testProviderSecret(keyring), baseUrl: `${baseUrl}/test-provider` });
   try {
+    // The look-up buckets: in Redis when REDIS_URL is set, so the budgets hold for all pay replicas together.
+    limiter = await openLimiterStore(config.redisUrl, laterLog(() => app?.log));
     const built = await buildPayApp({
       db,
       clock: opts.clock ?? createBusinessClock(clockSql!),
@@ -91,6 +96,7 @@ export async function startPay(config: PayConfig, opts: StartPayOptions = {}): P
       ...(config.restateIngressUrl ? { receiptDispatch: createRestateReceiptDispatch(config.restateIngressUrl, db) } : {}),
       logLevel: config.logLevel,
       trustProxy: config.payTrustProxy,
+      limiterStore: limiter.store,
       ...(opts.logStream ? { logStream: opts.logStream } : {}),
       // The customer portal (docs/customer-portal.md); its sign-in mails go through the workflows.
       portal: {
@@ -100,15 +106,18 @@ export async function startPay(config: PayConfig, opts: StartPayOptions = {}): P
       },
     });
     app = built;
+    if (!config.redisUrl) built.log.info('REDIS_URL is not set: payment-code look-up limits count in this process (with several pay processes, each allows the full budget)');
     await built.listen({ host, port });
   } catch (err) {
     provider.close();
     await app?.close();
+    await limiter?.close();
     await db.close();
     await clockSql?.end({ timeout: 5 });
     throw err;
   }
   const running = app;
+  const limiterStore = limiter;
   let closing: Promise<void> | undefined;
   return {
     app: running,
@@ -119,6 +128,7 @@ export async function startPay(config: PayConfig, opts: StartPayOptions = {}): P
       closing ??= (async () => {
         provider.close();
         await closeServer(running);
+        await limiterStore.close();
         await db.close();
         await clockSql?.end({ timeout: 5 });
       })();

@@ -27,6 +27,11 @@ export interface Config {
   /** The API's public address, put into mails (tracking pixel); unset: no pixel. */
   publicApiUrl: string | undefined;
   authCacheTtlMs: number;
+  /**
+   * REDIS_URL: redis:// or rediss:// server holding the rate-limit and look-up-limit buckets of every replica
+   * (docs/operations.md, "Shared limits"); unset, each process counts on its own. `npm start` runs its own when unset.
+   */
+  redisUrl: string | undefined;
   /** smtp:// or smtps:// relay, credentials in the URL; unset keeps mail as .eml files under DATA_DIR/mail. */
   smtpUrl: string | undefined;
   /** Envelope sender and From address of every mail; the organisation's name is its display name. */
@@ -92,6 +97,19 @@ const smtpUrl = (raw: string | undefined): string | undefined => {
     throw new Error('SMTP_URL is not a URL');
   }
   if ((url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || !url.hostname) throw new Error('SMTP_URL must be smtp://host[:port] or smtps://host[:port]');
+  return raw;
+};
+
+// A typo would otherwise only show as a limiter that silently counts per process.
+const redisUrl = (raw: string | undefined): string | undefined => {
+  if (!raw) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error('REDIS_URL is not a URL');
+  }
+  if ((url.protocol !== 'redis:' && url.protocol !== 'rediss:') || !url.hostname) throw new Error('REDIS_URL must be redis://host[:port][/db] or rediss://host[:port][/db]');
   return raw;
 };
 
@@ -177,6 +195,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL ?? 'info',
     publicApiUrl: env.PUBLIC_API_URL || undefined,
     authCacheTtlMs: int('AUTH_CACHE_TTL_MS', env.AUTH_CACHE_TTL_MS, 30_000),
+    redisUrl: redisUrl(env.REDIS_URL),
     smtpUrl: smtpUrl(env.SMTP_URL),
     mailFromAddress: mailAddress('MAIL_FROM_ADDRESS', env.MAIL_FROM_ADDRESS || 'no-reply@faktura.invalid'),
     payPort: env.PAY_PORT ? int('PAY_PORT', env.PAY_PORT, DEFAULT_PAY_PORT) : undefined,

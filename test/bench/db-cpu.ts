@@ -9,9 +9,10 @@ import { readFileSync } from 'node:fs';
 import postgres from 'postgres';
 
 /** Linux reports process times in USER_HZ ticks, which is 100 per second on every mainstream architecture. */
-const TICK_US = 10_000;
+export const TICK_US = 10_000;
 
-function ticks(pid: number): number | undefined {
+/** A process's CPU time so far (user + system), in USER_HZ ticks; undefined when /proc does not show it. */
+export function ticks(pid: number): number | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the parenthesised command name (which may itself contain spaces); utime and stime are 14 and 15.

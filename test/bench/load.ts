@@ -38,6 +38,8 @@ export interface Measurement {
   serverCpuSystemShare: number | undefined;
   /** PostgreSQL's CPU time per completed request, in µs, when its processes are visible (see db-cpu.ts). */
   dbCpuUsPerRequest: number | undefined;
+  /** redis-server's CPU time per completed request, in µs, for a route whose limiter counts in Redis. */
+  redisCpuUsPerRequest?: number | undefined;
 }
 
 /** Reads the server process's cumulative CPU time. */
@@ -47,11 +49,14 @@ export type CpuProbe = () => Promise<NodeJS.CpuUsage>;
 export interface Probes {
   server?: CpuProbe;
   db?: DbCpuProbe;
+  /** The redis-server the app's limiter counts in (the same start/stop reading as the database's). */
+  redis?: DbCpuProbe;
 }
 
 interface CpuSpent {
   server: NodeJS.CpuUsage | undefined;
   dbUs: number | undefined;
+  redisUs?: number | undefined;
 }
 
 export interface Window {
@@ -139,18 +144,21 @@ function summarise(r: autocannon.Result, rec: Recorder, spent: CpuSpent): Measur
     serverCpuCores: cpuUs === undefined ? undefined : round(cpuUs / 1e6 / r.duration),
     serverCpuSystemShare: cpu && cpuUs ? round(cpu.system / cpuUs) : undefined,
     dbCpuUsPerRequest: perRequest(spent.dbUs),
+    ...(spent.redisUs !== undefined ? { redisCpuUsPerRequest: perRequest(spent.redisUs) } : {}),
   };
 }
 
 /** Runs `work` and returns its result with the server CPU time it took, when there is a probe. */
 async function withCpu<T>(probes: Probes, work: () => Promise<T>): Promise<[T, CpuSpent]> {
   const endDb = probes.db ? await probes.db.start() : undefined;
+  const endRedis = probes.redis ? await probes.redis.start() : undefined;
   const before = probes.server ? await probes.server() : undefined;
   const out = await work();
   const after = probes.server ? await probes.server() : undefined;
   const dbUs = await endDb?.();
+  const redisUs = await endRedis?.();
   const server = before && after ? { user: after.user - before.user, system: after.system - before.system } : undefined;
-  return [out, { server, dbUs }];
+  return [out, { server, dbUs, ...(endRedis ? { redisUs } : {}) }];
 }
 
 export async function measure(spec: LoadSpec, warmupSec: number, durationSec: number, probes: Probes = {}): Promise<Measurement> {

@@ -1,7 +1,8 @@
 /** What run.ts and server.ts agree on. Kept apart so that importing it never starts a server. */
-export type ServerKind = 'h' | 's' | 'i' | 'app';
+/** `app`: the real app with rate limiting off; `applimit`: the same with the API rate limits counting in Redis. */
+export type ServerKind = 'h' | 's' | 'i' | 'app' | 'applimit';
 
-export const SERVER_KINDS: readonly ServerKind[] = ['h', 's', 'i', 'app'];
+export const SERVER_KINDS: readonly ServerKind[] = ['h', 's', 'i', 'app', 'applimit'];
 
 /** Sent by the child once it listens; then the parent may send {type:'usage'} and {type:'stop'}. */
 export interface ReadyMessage {

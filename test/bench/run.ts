@@ -8,12 +8,13 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { availableParallelism, cpus, loadavg } from 'node:os';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createKeyring } from '../../services/shared/crypto.ts';
-import { dbCpuProbe } from './db-cpu.ts';
+import { dbCpuProbe, ticks, TICK_US, type DbCpuProbe } from './db-cpu.ts';
+import { startRedis } from '../../deploy/local/redis-server.ts';
 import { statementStats } from './statement-stats.ts';
 import { customerBody, openBenchDatabase, prepare, type BenchDatabase, type Seeded } from './database.ts';
 import { measure, sustained, type CpuProbe, type LoadSpec, type Measurement, type Window } from './load.ts';
@@ -40,8 +41,8 @@ function intEnv(name: string, dflt: number, min = 0): number {
   return n;
 }
 
-type RouteId = 'h' | 's' | 's50' | 'i' | 'c0' | 'p0' | 'get' | 'list' | 'post' | 'pay' | 'balance' | 'k0' | 'cases' | 'batch' | 'sustained' | 'issuing' | 'webhooks' | 'dunning' | 'subscriptions' | 'wake';
-const ROUTE_IDS: readonly RouteId[] = ['h', 's', 's50', 'i', 'c0', 'p0', 'get', 'list', 'post', 'pay', 'balance', 'k0', 'cases', 'batch', 'sustained', 'issuing', 'webhooks', 'dunning', 'subscriptions', 'wake'];
+type RouteId = 'h' | 's' | 's50' | 'i' | 'c0' | 'p0' | 'get' | 'getrl' | 'list' | 'post' | 'pay' | 'balance' | 'k0' | 'cases' | 'batch' | 'sustained' | 'issuing' | 'webhooks' | 'dunning' | 'subscriptions' | 'wake';
+const ROUTE_IDS: readonly RouteId[] = ['h', 's', 's50', 'i', 'c0', 'p0', 'get', 'getrl', 'list', 'post', 'pay', 'balance', 'k0', 'cases', 'batch', 'sustained', 'issuing', 'webhooks', 'dunning', 'subscriptions', 'wake'];
 /** Each diagnostic floor, the route it bounds and the baseline that route's target is measured against. */
 const FLOORS: readonly { route: RouteId; floor: RouteId; baseline: RouteId; what: string }[] = [
   { route: 'list', floor: 's50', baseline: 's', what: 'the same page query, mapped and serialised, without decryption, auth or response schema' },
@@ -91,6 +92,9 @@ const wanted = (id: RouteId): boolean =>
   (settings.only.length === 0 ||
     settings.only.includes(id) ||
     (id === 'k0' && settings.only.includes('cases')) ||
+    // The GET route with the API rate limits counting in Redis, beside the same route without them (README, "Rate
+    // limits in Redis"): `get` selects both.
+    (id === 'getrl' && settings.only.includes('get')) ||
     (id === 'post' && settings.only.includes('batch'))) &&
   (id !== 'sustained' || settings.sustainedSec > 0);
 
@@ -228,6 +232,7 @@ function combine(rounds: Measurement[]): Measurement {
     serverCpuCores: med((m) => m.serverCpuCores),
     serverCpuSystemShare: med((m) => m.serverCpuSystemShare),
     dbCpuUsPerRequest: med((m) => m.dbCpuUsPerRequest),
+    ...(first.redisCpuUsPerRequest !== undefined ? { redisCpuUsPerRequest: med((m) => m.redisCpuUsPerRequest) } : {}),
   };
 }
 
@@ -355,6 +360,20 @@ async function main(): Promise<number> {
           const d = (b as { data?: { id?: string; email?: string | null; phone?: string | null } }).data;
           return d?.id === id && typeof d.email === 'string' && typeof d.phone === 'string';
         });
+      },
+      load: (port) => spec(port, '/v1/customers', { headers: auth, setupRequest: randomCustomerPath('/v1/customers') }),
+    },
+    {
+      id: 'getrl',
+      label: 'GET /v1/customers/{id}, rate limit in Redis',
+      server: 'applimit',
+      check: async (base) => {
+        const id = seeded.customerIds[2]!;
+        await check('GET /v1/customers/{id} (rate limited)', `${base}/v1/customers/${id}`, { headers: auth }, 200, (b) => (b as { data?: { id?: string } }).data?.id === id);
+        // The limiter answered: a request without its headers would be measuring the route without it.
+        const res = await fetch(`${base}/v1/customers/${id}`, { headers: auth });
+        await res.text();
+        if (!res.headers.get('ratelimit-limit')) throw new Error('GET /v1/customers/{id} (rate limited) carries no RateLimit-Limit header');
       },
       load: (port) => spec(port, '/v1/customers', { headers: auth, setupRequest: randomCustomerPath('/v1/customers') }),
     },
@@ -544,8 +563,29 @@ async function main(): Promise<number> {
   const servers = new Map<ServerKind, Running>();
   const kinds = new Set<ServerKind>(selected.map((r) => r.server));
   if (wanted('sustained')) kinds.add('app');
+  // The rate-limited app counts in a private redis-server, as `npm start` runs one; its CPU is read from /proc.
+  let redis: { url: string; probe: DbCpuProbe } | undefined;
+  if (kinds.has('applimit')) {
+    const dir = mkdtempSync(join(tmpdir(), 'faktura-bench-redis-'));
+    const server = await startRedis({ dataDir: dir });
+    cleanups.push(async () => {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const probe: DbCpuProbe = {
+      start: () => {
+        const before = ticks(server.pid);
+        return Promise.resolve(() => {
+          const after = ticks(server.pid);
+          return Promise.resolve(before === undefined || after === undefined ? undefined : (after - before) * TICK_US);
+        });
+      },
+      close: () => Promise.resolve(),
+    };
+    redis = { url: server.url, probe };
+  }
   for (const kind of SERVER_KINDS) {
-    if (kinds.has(kind)) servers.set(kind, await startServer(kind, childEnv(database.url, masterKey), profileDir));
+    if (kinds.has(kind)) servers.set(kind, await startServer(kind, { ...childEnv(database.url, masterKey), ...(redis ? { BENCH_REDIS_URL: redis.url } : {}) }, profileDir));
   }
   const base = (kind: ServerKind) => `http://127.0.0.1:${servers.get(kind)!.port}`;
   for (const r of selected) await r.check(base(r.server));
@@ -556,7 +596,11 @@ async function main(): Promise<number> {
       const server = servers.get(r.server)!;
       log(`${settings.rounds > 1 ? `round ${round}/${settings.rounds} ` : ''}${r.label}: ${settings.warmupSec} s warm-up + ${settings.durationSec} s`);
       const stats = settings.statementStats ? await statementStats(database.url) : undefined;
-      const m = await measure(r.load(server.port), settings.warmupSec, settings.durationSec, { server: server.cpu, db: dbCpu });
+      const m = await measure(r.load(server.port), settings.warmupSec, settings.durationSec, {
+        server: server.cpu,
+        db: dbCpu,
+        ...(r.server === 'applimit' && redis ? { redis: redis.probe } : {}),
+      });
       (perRound[r.id] ??= []).push(m);
       if (stats) await stats.print(r.label, m.totalRequests);
     }
@@ -648,6 +692,34 @@ async function main(): Promise<number> {
     console.log(
       `balance p99 ${balanceTarget.p99Ms.toFixed(2)} ms at ${settings.balanceRate} req/s over ${settings.balanceConnections} connections, ` +
         `target <= ${balanceTarget.maxP99Ms} ms: ${balanceTarget.pass ? 'PASS' : 'FAIL'}`,
+    );
+  }
+
+  // What the shared rate limiter costs the GET route: the same route and load with the limits counting in Redis, in
+  // the same run (median of the per-round differences).
+  let redisLimiter: Record<string, number | undefined> | undefined;
+  if (perRound.get && perRound.getrl) {
+    const off = perRound.get;
+    const on = perRound.getrl;
+    const diff = (f: (m: Measurement) => number | undefined) => {
+      const xs = on.map((m, i) => (f(m) === undefined || f(off[i]!) === undefined ? undefined : f(m)! - f(off[i]!)!)).filter((x): x is number => x !== undefined);
+      return xs.length ? Math.round(median(xs) * 100) / 100 : undefined;
+    };
+    redisLimiter = {
+      ratio: Math.round(median(on.map((m, i) => m.requestsPerSec / off[i]!.requestsPerSec)) * 1000) / 1000,
+      apiCpuUsPerRequest: diff((m) => m.serverCpuUsPerRequest),
+      dbCpuUsPerRequest: diff((m) => m.dbCpuUsPerRequest),
+      redisCpuUsPerRequest: results.getrl?.redisCpuUsPerRequest,
+      p50Ms: diff((m) => m.p50Ms),
+      p99Ms: diff((m) => m.p99Ms),
+      versusS: perRound.s ? Math.round(median(on.map((m, i) => m.requestsPerSec / perRound.s![i]!.requestsPerSec)) * 1000) / 1000 : undefined,
+    };
+    const signed = (x: number | undefined, digits: number) => (x === undefined ? 'n/a' : `${x >= 0 ? '+' : ''}${x.toFixed(digits)}`);
+    console.log(
+      `rate limit in Redis: GET /v1/customers/{id} ${results.getrl!.requestsPerSec.toFixed(0)} req/s vs ${results.get!.requestsPerSec.toFixed(0)} without ` +
+        `(ratio ${redisLimiter.ratio!.toFixed(2)}${redisLimiter.versusS === undefined ? '' : `, ${redisLimiter.versusS.toFixed(2)} × S`}); ` +
+        `api ${signed(redisLimiter.apiCpuUsPerRequest, 1)} µs/req, redis-server ${redisLimiter.redisCpuUsPerRequest?.toFixed(1) ?? 'n/a'} µs/req, ` +
+        `p50 ${signed(redisLimiter.p50Ms, 2)} ms, p99 ${signed(redisLimiter.p99Ms, 2)} ms`,
     );
   }
 
@@ -794,6 +866,7 @@ async function main(): Promise<number> {
     rounds: perRound,
     targets,
     balanceTarget,
+    redisLimiter,
     issuing,
     webhooks,
     dunning,

@@ -19,6 +19,7 @@ import { createPostgresDocumentStore } from '../../services/documents/postgres-d
 import { CUSTOMER_COLUMNS, type CustomerRow } from '../../services/customers/customer-queries.ts';
 import { BENCH_CUSTOMERS_TABLE, BENCH_TABLE, SERVER_KINDS, type ReadyMessage, type ServerKind, type UsageMessage } from './protocol.ts';
 import { insertCaseFloor, type CaseBody } from './cases.ts';
+import { openLimiterStore, type OpenLimiterStore } from '../../services/shared/limiter-store.ts';
 
 function need(name: string): string {
   const v = process.env[name];
@@ -222,8 +223,13 @@ async function bareInsert(db: Db): Promise<FastifyInstance> {
   return app;
 }
 
-/** The real app, as production builds it, with rate limiting off so the limiter never answers 429. */
-async function realApp(db: Db): Promise<FastifyInstance> {
+/**
+ * The real app, as production builds it. `app`: rate limiting off. `applimit`: the API rate limits on, counting in the
+ * Redis at BENCH_REDIS_URL as with REDIS_URL in production, at a rate no load reaches (BENCH_RATE_LIMIT, default
+ * 1 000 000/s), so every request pays for its decision and none is answered 429.
+ */
+async function realApp(db: Db, limiter: OpenLimiterStore | undefined): Promise<FastifyInstance> {
+  const rate = limiter ? Number(process.env.BENCH_RATE_LIMIT || 1_000_000) : 0;
   const keyring = createKeyring(parseMasterKey(need('BENCH_MASTER_KEY')));
   return buildApp({
     db,
@@ -238,9 +244,10 @@ async function realApp(db: Db): Promise<FastifyInstance> {
     // Nor do they send mail.
     mailDispatch: { dispatch: () => Promise.reject(new Error('the bench sends no mail')) },
     mailDomain: 'bench.invalid',
+    ...(limiter ? { limiterStore: limiter.store } : {}),
     config: {
-      rateLimitDefault: 0,
-      rateLimitDocument: 0,
+      rateLimitDefault: rate,
+      rateLimitDocument: rate,
       authCacheTtlMs: 30_000,
       logLevel: process.env.BENCH_LOG_LEVEL || 'warn',
     },
@@ -251,11 +258,14 @@ async function realApp(db: Db): Promise<FastifyInstance> {
 
 async function main(): Promise<void> {
   const kind = process.argv[2] as ServerKind | undefined;
-  if (!kind || !SERVER_KINDS.includes(kind)) throw new Error('usage: node test/bench/server.ts <h|s|i|app>');
+  if (!kind || !SERVER_KINDS.includes(kind)) throw new Error(`usage: node test/bench/server.ts <${SERVER_KINDS.join('|')}>`);
   if (!process.send) throw new Error('test/bench/server.ts must be forked with an IPC channel (run.ts does that)');
 
   const db = kind === 'h' ? undefined : openDb();
-  const app = kind === 'h' ? await bareHello() : kind === 's' ? await bareSelect(db!) : kind === 'i' ? await bareInsert(db!) : await realApp(db!);
+  const limiter = kind === 'applimit'
+    ? await openLimiterStore(need('BENCH_REDIS_URL'), { warn: (_o, m) => console.error(m), info: (_o, m) => console.error(m) })
+    : undefined;
+  const app = kind === 'h' ? await bareHello() : kind === 's' ? await bareSelect(db!) : kind === 'i' ? await bareInsert(db!) : await realApp(db!, limiter);
 
   let stopping = false;
   const stop = async (code: number) => {
@@ -263,6 +273,8 @@ async function main(): Promise<void> {
     stopping = true;
     try {
       await app.close();
+      if (limiter?.shared && limiter.shared.stats().fallback > 0) console.error(`applimit: ${limiter.shared.stats().fallback} decisions were taken without Redis`);
+      await limiter?.close();
       await db?.drained(10_000);
       await db?.close();
     } finally {

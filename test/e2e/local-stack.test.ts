@@ -124,7 +124,7 @@ describe('npm start: the whole stack on one machine', function () {
     }
     for (const dir of dirs) {
       const last = existsSync(join(dir, 'runtime.json')) ? readRuntime(dir) : undefined;
-      for (const pid of [last?.pids.postgres, last?.pids.restateServer]) {
+      for (const pid of [last?.pids.postgres, last?.pids.restateServer, last?.pids.redisServer]) {
         if (pid && !isGone(pid)) process.kill(pid, 'SIGKILL');
       }
       rmSync(dir, { recursive: true, force: true });
@@ -141,13 +141,14 @@ describe('npm start: the whole stack on one machine', function () {
     const runtime = readRuntime();
     assert.equal(lines[3], `  Pay page   http://127.0.0.1:${runtime.ports.pay}/`);
     assert.equal(lines[4], `  Restate UI http://127.0.0.1:${runtime.ports.restateAdmin}/ui/`);
+    assert.equal(lines[5], `  Redis      redis://127.0.0.1:${runtime.ports.redis}`);
     assert.equal(
-      lines[5],
+      lines[6],
       `  Get a key  DATA_DIR=${JSON.stringify(dataDir)} npm run admin -- create-org --name "My Company" --cvr 12345678 --street "Nørregade 1" ` +
         '--postal-code 8000 --city "Aarhus C" --sandbox --json',
     );
-    assert.equal(lines[6], `  Key        development key in ${join(dataDir, 'secrets', 'encryption.key')} (set DATA_ENCRYPTION_KEY in production)`);
-    assert.equal(lines[7], `  Data       ${dataDir}   ${BLOCK_END}`);
+    assert.equal(lines[7], `  Key        development key in ${join(dataDir, 'secrets', 'encryption.key')} (set DATA_ENCRYPTION_KEY in production)`);
+    assert.equal(lines[8], `  Data       ${dataDir}   ${BLOCK_END}`);
     assert.equal(first.stderr(), '');
 
     const health = await api('/healthz');
@@ -158,9 +159,9 @@ describe('npm start: the whole stack on one machine', function () {
     assert.deepEqual(await ready.json(), { status: 'ready', checks: { postgres: 'ok', restate: 'ok' } });
 
     const { ports, pids } = runtime;
-    assert.deepEqual(Object.keys(ports).sort(), ['api', 'pay', 'postgres', 'restateAdmin', 'restateFabric', 'restateIngress', 'workflows']);
+    assert.deepEqual(Object.keys(ports).sort(), ['api', 'pay', 'postgres', 'redis', 'restateAdmin', 'restateFabric', 'restateIngress', 'workflows']);
     assert.equal(ports.api, port);
-    assert.equal(new Set(Object.values(ports)).size, 7);
+    assert.equal(new Set(Object.values(ports)).size, 8);
     assert.deepEqual(
       { ...runtime, startedAt: 'checked below', pids: 'checked below' },
       {
@@ -170,6 +171,7 @@ describe('npm start: the whole stack on one machine', function () {
         restateIngressUrl: `http://127.0.0.1:${ports.restateIngress}`,
         restateAdminUrl: `http://127.0.0.1:${ports.restateAdmin}`,
         workflowsUrl: `http://127.0.0.1:${ports.workflows}`,
+        redisUrl: `redis://127.0.0.1:${ports.redis}`,
         apiUrl: `http://127.0.0.1:${port}`,
         payUrl: `http://127.0.0.1:${ports.pay}`,
         ports,
@@ -182,12 +184,14 @@ describe('npm start: the whole stack on one machine', function () {
     assert.ok(Math.abs(Date.parse(runtime.startedAt) - Date.now()) < 60_000);
     assert.ok(pids.postgres && !isGone(pids.postgres));
     assert.ok(pids.restateServer && !isGone(pids.restateServer));
+    assert.ok(pids.redisServer && !isGone(pids.redisServer));
     assert.equal(statSync(join(dataDir, 'runtime.json')).mode & 0o777, 0o600);
     const keyFile = join(dataDir, 'secrets', 'encryption.key');
     assert.equal(statSync(keyFile).mode & 0o777, 0o600);
     const devKey = readFileSync(keyFile, 'utf8');
     assert.ok(existsSync(join(dataDir, 'logs', 'postgres.log')));
     assert.ok(existsSync(join(dataDir, 'logs', 'restate.log')));
+    assert.ok(existsSync(join(dataDir, 'logs', 'redis.log')));
 
     const payPage = await fetch(`http://127.0.0.1:${ports.pay}/`);
     assert.equal(payPage.status, 200);
@@ -221,6 +225,7 @@ describe('npm start: the whole stack on one machine', function () {
     assert.ok(stopped.ms < 10_000, `stop took ${Math.round(stopped.ms)} ms`);
     assert.ok(isGone(pids.postgres), 'PostgreSQL still runs');
     assert.ok(isGone(pids.restateServer), 'restate-server still runs');
+    assert.ok(isGone(pids.redisServer), 'redis-server still runs');
     const afterStop = readRuntime();
     assert.equal(afterStop.status, 'stopped');
     assert.ok(afterStop.stoppedAt && Date.parse(afterStop.stoppedAt) >= Date.parse(afterStop.startedAt));
@@ -242,7 +247,7 @@ describe('npm start: the whole stack on one machine', function () {
     const stoppedAgain = await stopStack(second);
     assert.equal(stoppedAgain.code, 0);
     assert.ok(stoppedAgain.ms < 10_000, `stop took ${Math.round(stoppedAgain.ms)} ms`);
-    assert.ok(isGone(again.pids.postgres!) && isGone(again.pids.restateServer!));
+    assert.ok(isGone(again.pids.postgres!) && isGone(again.pids.restateServer!) && isGone(again.pids.redisServer!));
   });
 
   it('runs two stacks side by side on different DATA_DIR and PORT, and refuses a second start on a DATA_DIR in use', async () => {
@@ -259,7 +264,7 @@ describe('npm start: the whole stack on one machine', function () {
       assert.equal(ready.status, 200);
     }
     const [ra, rb] = [readRuntime(dirA), readRuntime(dirB)];
-    assert.equal(new Set([...Object.values(ra.ports), ...Object.values(rb.ports)]).size, 14);
+    assert.equal(new Set([...Object.values(ra.ports), ...Object.values(rb.ports)]).size, 16);
 
     const clash = spawnStack(dirA, await freePort());
     assert.equal(await clash.exited, 1);
@@ -268,11 +273,11 @@ describe('npm start: the whole stack on one machine', function () {
 
     const [sa, sb] = await Promise.all([stopStack(a), stopStack(b)]);
     assert.deepEqual([sa.code, sb.code], [0, 0]);
-    for (const r of [ra, rb]) assert.ok(isGone(r.pids.postgres!) && isGone(r.pids.restateServer!));
+    for (const r of [ra, rb]) assert.ok(isGone(r.pids.postgres!) && isGone(r.pids.restateServer!) && isGone(r.pids.redisServer!));
   });
 
   /** Starts a stack, signals one of its servers as if it died on its own, and waits for the start to exit. */
-  async function startAndKill(part: 'postgres' | 'restateServer', signal: NodeJS.Signals) {
+  async function startAndKill(part: 'postgres' | 'restateServer' | 'redisServer', signal: NodeJS.Signals) {
     const dir = newDataDir();
     const p = await freePort();
     const stack = await startStack(dir, p);
@@ -290,6 +295,7 @@ describe('npm start: the whole stack on one machine', function () {
     const group = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[2];
     assert.notEqual(group(pids.postgres!), group(stack.child.pid!));
     assert.notEqual(group(pids.restateServer!), group(stack.child.pid!));
+    assert.notEqual(group(pids.redisServer!), group(stack.child.pid!));
     assert.equal((await stopStack(stack)).code, 0);
   });
 
@@ -301,6 +307,13 @@ describe('npm start: the whole stack on one machine', function () {
     assert.ok(isGone(before.pids.postgres!), 'PostgreSQL was stopped with the rest');
     assert.equal(readRuntime(dir).status, 'stopped');
     assert.equal((await api('/healthz', undefined, p).catch(() => undefined))?.status, undefined, 'the API no longer answers');
+  });
+
+  it('stops everything with exit code 1 and one line naming the part when its redis-server dies under it', async () => {
+    const { stack, before, code } = await startAndKill('redisServer', 'SIGKILL');
+    assert.equal(code, 1, stack.stderr());
+    assert.match(stack.stderr(), /^error: redis-server exited unexpectedly \(SIGKILL\); its log: \S+redis\.log\. Stopping everything\.$/m);
+    assert.ok(isGone(before.pids.postgres!) && isGone(before.pids.restateServer!), 'the rest was stopped with it');
   });
 
   it('stops everything with exit code 1 when PostgreSQL dies under it, and starts again on the same data', async () => {

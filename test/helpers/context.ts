@@ -9,6 +9,7 @@ import type { Scope } from '../../contracts/scopes.ts';
 import { createChromiumRenderer, type ChromiumRenderer } from '../../activities/pdf/chromium-renderer.ts';
 import { createPostgresDocumentStore } from '../../services/documents/postgres-document-store.ts';
 import { createBusinessClock, type BusinessClock } from '../../services/clock/business-clock.ts';
+import { testLimiterStore } from './redis.ts';
 
 /** The master key the tests encrypt with (never used outside tests). */
 export const TEST_MASTER_KEY = Buffer.alloc(32, 7);
@@ -76,6 +77,9 @@ export async function startTestApp(overrides: Partial<AppDeps> = {}, config: Par
     mailDomain: 'faktura.invalid',
     config: { rateLimitDefault: 0, rateLimitDocument: 0, authCacheTtlMs: 30_000, logLevel: 'info', ...config },
     logStream,
+    // The rate limits count in the run's real Redis, as in production; each app has buckets of its own unless a test
+    // passes one store to two apps.
+    limiterStore: overrides.limiterStore ?? (await testLimiterStore()),
     ...overrides,
   };
   const app = await buildApp(deps);

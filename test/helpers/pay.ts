@@ -5,6 +5,7 @@ import { buildPayApp, type PayDeps } from '../../services/pay/app.ts';
 import { createTestProvider, type TestProvider } from '../../services/payments/providers/test-provider.ts';
 import { realClock } from '../../services/shared/clock.ts';
 import { testDb } from './context.ts';
+import { testLimiterStore } from './redis.ts';
 
 export interface TestPay {
   app: FastifyInstance;
@@ -39,6 +40,8 @@ export async function startTestPay(opts: { listen?: boolean } & Partial<Omit<Pay
     clock: realClock,
     logLevel: 'info',
     logStream,
+    // The look-up limits count in the run's real Redis, in buckets of this app's own unless the test passes a store.
+    limiterStore: rest.limiterStore ?? (await testLimiterStore()),
     ...rest,
     payBaseUrl: baseUrl,
     provider: provider.provider,

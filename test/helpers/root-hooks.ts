@@ -2,6 +2,7 @@
  * Test-run setup: one fresh PostgreSQL database per run, migrated once.
  * With DATABASE_URL set, the database is created on that server; otherwise an embedded PostgreSQL is started in
  * a temporary directory. TEST_DATABASE_URL tells the tests where it is.
+ * And one redis-server on a free loopback port, the limiter store of every test app (TEST_REDIS_URL).
  */
 import { mkdtempSync, rmSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,13 +13,18 @@ import { freePort } from '../../deploy/local/ports.ts';
 import { createSql } from '../../services/shared/db.ts';
 import { migrate } from '../../services/db/migrate.ts';
 import { closeTestRenderer } from './context.ts';
+import { closeTestRedisClient, startTestRedis } from './redis.ts';
+import type { RunningRedis } from '../../deploy/local/redis-server.ts';
 
 let embedded: EmbeddedPg | undefined;
+let redis: RunningRedis | undefined;
 let tempDir: string | undefined;
 let adminUrl: string;
 let dbName: string;
 
 export async function mochaGlobalSetup(): Promise<void> {
+  redis = await startTestRedis();
+  process.env.TEST_REDIS_URL = redis.url;
   if (process.env.DATABASE_URL) {
     adminUrl = process.env.DATABASE_URL;
   } else {
@@ -43,6 +49,7 @@ export async function mochaGlobalSetup(): Promise<void> {
 export const mochaHooks = {
   async afterAll(): Promise<void> {
     await closeTestRenderer();
+    closeTestRedisClient();
   },
 };
 
@@ -51,5 +58,6 @@ export async function mochaGlobalTeardown(): Promise<void> {
   await admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
   await admin.end();
   if (embedded) await embedded.stop();
+  await redis?.stop();
   if (tempDir) rmSync(tempDir, { recursive: true, force: true });
 }

@@ -63,26 +63,26 @@ describe('pay page forms', () => {
 });
 
 describe('code look-up limiter', () => {
-  it('lets 10 look-ups a minute through per client and refills over time', () => {
+  it('lets 10 look-ups a minute through per client and refills over time', async () => {
     let now = 0;
     const limiter = new LookupLimiter({ perClientPerMinute: 10, missesPerMinute: 1000 }, () => now);
-    for (let i = 0; i < 10; i++) assert.deepEqual(limiter.take('a'), { allowed: true });
-    assert.deepEqual(limiter.take('a'), { allowed: false, retryAfterSeconds: 6 });
-    assert.deepEqual(limiter.take('b'), { allowed: true }, 'another client is not affected');
+    for (let i = 0; i < 10; i++) assert.deepEqual(await limiter.take('a'), { allowed: true });
+    assert.deepEqual(await limiter.take('a'), { allowed: false, retryAfterSeconds: 6 });
+    assert.deepEqual(await limiter.take('b'), { allowed: true }, 'another client is not affected');
     now += 6000;
-    assert.deepEqual(limiter.take('a'), { allowed: true });
+    assert.deepEqual(await limiter.take('a'), { allowed: true });
   });
 
-  it('stops everyone once the misses of all clients exceed their budget', () => {
+  it('stops everyone once the misses of all clients exceed their budget', async () => {
     let now = 0;
     const limiter = new LookupLimiter({ perClientPerMinute: 10, missesPerMinute: 3 }, () => now);
     for (const c of ['a', 'b', 'c']) {
-      assert.equal(limiter.take(c).allowed, true);
-      limiter.miss();
+      assert.equal((await limiter.take(c)).allowed, true);
+      await limiter.miss();
     }
-    assert.deepEqual(limiter.take('d'), { allowed: false, retryAfterSeconds: 20 });
+    assert.deepEqual(await limiter.take('d'), { allowed: false, retryAfterSeconds: 20 });
     now += 20_000;
-    assert.equal(limiter.take('d').allowed, true);
+    assert.equal((await limiter.take('d')).allowed, true);
   });
 });
 
