@@ -17,7 +17,7 @@ const unauthenticated = (why: string) => new DomainError('unauthenticated', why)
  * The cache is kept honest by PostgreSQL notifications (listenForKeyChanges): revoking a key (operator command) or
  * changing an organisation's plan notifies every API process, which drops the entry (or every entry) at once; a
  * reconnect of the listener clears the whole cache, and entries expire after AUTH_CACHE_TTL_MS in any case. With a
- * listener attached, cached entries are only used while the listener has shown, within the last 750 ms, that
+ * listener attached, cached entries are only used while the listener has shown, within the last 900 ms, that
  * notifications reach it (its own heartbeat came back): a listener that is cut off never lets a revoked key through for
  * longer than that, however long the cut lasts.
  */
@@ -96,30 +96,32 @@ export interface KeyChangeListenerOptions {
   connect?: () => Sql;
   /** Default 250 ms. */
   heartbeatMs?: number;
-  /** How long after a heartbeat was sent the cache may be used once it came back; default 750 ms. */
+  /** How long after a heartbeat was sent the cache may be used once it came back; default 900 ms. */
   freshMs?: number;
   /** Told when the listener is cut off (cached keys are then not used) and when it is back. */
   log?: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
 }
 
 /** Without a heartbeat back for this long, the listener's connection is replaced. */
-const RELISTEN_AFTER_MS = 2000;
+const RELISTEN_AFTER_MS = 5000;
 
 /**
  * Keeps `cache` honest across processes: drops a key on its revocation notice, every key on a plan change (an empty
  * payload) and on a reconnect of the listener. A heartbeat (`hb:<process>:<n>` on the same channel, every 250 ms)
  * proves that notifications arrive: PostgreSQL delivers notifications in commit order, so once a heartbeat sent at S
- * has come back, every revocation committed before S has been applied, and the cache is used until S + 750 ms. A
- * revoked key is therefore refused by every API process within 750 ms of the commit, whatever happens to the
+ * has come back, every revocation committed before S has been applied, and the cache is used until S + 900 ms. A
+ * revoked key is therefore refused by every API process within 900 ms of the commit, whatever happens to the
  * listener's connection; while heartbeats do not come back, each request reads its key from PostgreSQL.
  */
 export async function listenForKeyChanges(db: Db, cache: ApiKeyCache, opts: KeyChangeListenerOptions = {}): Promise<() => Promise<void>> {
   const heartbeatMs = opts.heartbeatMs ?? 250;
-  const freshMs = opts.freshMs ?? 750;
+  const freshMs = opts.freshMs ?? 900;
   const me = `hb:${randomBytes(8).toString('hex')}:`;
   const sentAt = new Map<number, number>();
   let seq = 0;
-  let lastBack = Date.now();
+  const startedAt = Date.now();
+  let lastBack = startedAt;
+  let everBack = false;
   let cutOff = false;
   const onNotice = (payload: string) => {
     if (payload.startsWith('hb:')) {
@@ -129,6 +131,7 @@ export async function listenForKeyChanges(db: Db, cache: ApiKeyCache, opts: KeyC
       if (at === undefined) return;
       for (const k of sentAt.keys()) if (k <= n) sentAt.delete(k);
       lastBack = Date.now();
+      everBack = true;
       cache.confirmFresh(at + freshMs);
       if (cutOff) {
         cutOff = false;
@@ -166,13 +169,17 @@ export async function listenForKeyChanges(db: Db, cache: ApiKeyCache, opts: KeyC
   };
   const timer = setInterval(() => {
     const now = Date.now();
-    if (!cutOff && now - lastBack > freshMs) {
-      cutOff = true;
-      opts.log?.warn({}, 'API key notifications do not arrive: every request reads its key from PostgreSQL until they do');
-    }
-    if (opts.connect && !replacing && now - lastBack > RELISTEN_AFTER_MS) {
-      void replace();
-      return;
+    // The cache is bypassed from freshMs on (ApiKeyCache.fresh); said once the silence is long enough to act on.
+    if (now - lastBack > RELISTEN_AFTER_MS) {
+      // A start on a busy machine may wait a while for its first heartbeat: that is no cut to report.
+      if (!cutOff && (everBack || now - startedAt > 10_000)) {
+        cutOff = true;
+        opts.log?.warn({}, 'API key notifications do not arrive: every request reads its key from PostgreSQL until they do');
+      }
+      if (opts.connect && !replacing) {
+        void replace();
+        return;
+      }
     }
     const n = ++seq;
     sentAt.set(n, now);
