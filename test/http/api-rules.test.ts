@@ -12,6 +12,8 @@ describe('API rules', () => {
   let t: TestApp;
   let org: TestOrg;
   let releaseSlow: () => void = () => {};
+  /** Resolved once the slow route holds its idempotency key (inside its transaction), instead of guessing a delay. */
+  let enteredSlow: () => void = () => {};
   let raceHash: Buffer | undefined;
   const customer = { type: 'person', name: 'Rule Tester' };
 
@@ -23,7 +25,9 @@ describe('API rules', () => {
     app.post('/v1/test/slow', { config: { scope: 'customers:write' }, schema: { body: { type: 'object' } } }, (req, reply) =>
       mutate(deps, req, reply, async (tx) => {
         await tx`SELECT 1`;
-        await new Promise<void>((resolve) => (releaseSlow = resolve));
+        const released = new Promise<void>((resolve) => (releaseSlow = resolve));
+        enteredSlow();
+        await released;
         return { status: 201, data: { done: true } };
       }),
     );
@@ -462,8 +466,9 @@ describe('API rules', () => {
 
     it('409 idempotency_in_progress while the first request with the key is still running', async () => {
       const idem = newIdempotencyKey();
+      const entered = new Promise<void>((resolve) => (enteredSlow = resolve));
       const first = call(t.app, 'POST', '/v1/test/slow', { key: org.apiKey, body: {}, idempotencyKey: idem });
-      await new Promise((r) => setTimeout(r, 150));
+      await entered;
       const second = await call(t.app, 'POST', '/v1/test/slow', { key: org.apiKey, body: {}, idempotencyKey: idem });
       assert.equal(second.status, 409);
       assert.equal(second.body.error.code, 'idempotency_in_progress');
