@@ -5,7 +5,7 @@
  * files), and in the bench process the real app whose after-commit wake is the organisation's shard scheduler's `tick`
  * called request-response, so a stage knows when the rows its clock made due were claimed and sent, and how many.
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -22,6 +22,7 @@ import type { Wakeups } from '../../services/clock/wakeups.ts';
 import { createPostgresDocumentStore } from '../../services/documents/postgres-document-store.ts';
 import type { Keyring } from '../../services/shared/crypto.ts';
 import { createSql, Db } from '../../services/shared/db.ts';
+import { forkBenchWorker } from './worker.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
@@ -73,39 +74,33 @@ export async function startDurableStack(
       ...(opts.invocationsLimit > 0 ? { env: { RESTATE_WORKER__INVOKER__CONCURRENT_INVOCATIONS_LIMIT: String(opts.invocationsLimit) } } : {}),
     });
     cleanups.push(() => restate.stop());
-    const worker = fork(join(HERE, 'webhooks-worker.ts'), [], {
-      cwd: resolve(HERE, '../..'),
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      execArgv: opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.profileDir}`, `--cpu-prof-name=${opts.name}-workflows-${process.pid}.cpuprofile`] : [],
-      env: {
-        ...process.env,
-        NODE_ENV: 'development',
-        DATABASE_URL: url,
-        DB_POOL_MAX: String(opts.poolMax),
-        DATA_ENCRYPTION_KEY: opts.masterKey.toString('hex'),
-        // Mail becomes .eml files here (SMTP_URL unset), letters files too.
-        DATA_DIR: join(dir, 'workflows'),
-        SMTP_URL: '',
-        LETTER_API_URL: '',
-        RESTATE_INGRESS_URL: restate.ingressUrl,
-        RESTATE_ADMIN_URL: restate.adminUrl,
-        WORKFLOWS_PORT: '0',
-        WORKFLOWS_HOST: '127.0.0.1',
-        LOG_LEVEL: 'warn',
+    const bench = await forkBenchWorker(
+      join(HERE, 'webhooks-worker.ts'),
+      {
+        cwd: resolve(HERE, '../..'),
+        execArgv: opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.profileDir}`, `--cpu-prof-name=${opts.name}-workflows-${process.pid}.cpuprofile`] : [],
+        env: {
+          ...process.env,
+          NODE_ENV: 'development',
+          DATABASE_URL: url,
+          DB_POOL_MAX: String(opts.poolMax),
+          DATA_ENCRYPTION_KEY: opts.masterKey.toString('hex'),
+          // Mail becomes .eml files here (SMTP_URL unset), letters files too.
+          DATA_DIR: join(dir, 'workflows'),
+          SMTP_URL: '',
+          LETTER_API_URL: '',
+          RESTATE_INGRESS_URL: restate.ingressUrl,
+          RESTATE_ADMIN_URL: restate.adminUrl,
+          WORKFLOWS_PORT: '0',
+          WORKFLOWS_HOST: '127.0.0.1',
+          LOG_LEVEL: 'warn',
+        },
       },
-    });
-    const exited = new Promise<void>((r) => worker.once('exit', () => r()));
-    cleanups.push(async () => {
-      if (worker.exitCode !== null || worker.signalCode !== null) return;
-      worker.send({ type: 'stop' });
-      const timer = setTimeout(() => worker.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
-    });
-    await new Promise<void>((ready, fail) => {
-      worker.once('message', () => ready());
-      void exited.then(() => fail(new Error('the workflows process exited before it was ready')));
-    });
+      'the workflows process',
+      15_000,
+    );
+    cleanups.push(() => bench.stop());
+    const worker = bench.child;
 
     // The API, in this process: the real app, its business clock on a pool of its own as services/api/main.ts does.
     const db = new Db(createSql(url, { max: opts.poolMax }), opts.poolMax);

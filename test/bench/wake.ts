@@ -15,7 +15,6 @@
  *
  * In every phase no row may start before its time.
  */
-import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -24,6 +23,7 @@ import { freePort } from '../../deploy/local/ports.ts';
 import { startRestateServer } from '../../deploy/local/restate-server.ts';
 import { WAKE_SHARDS } from '../../services/clock/wake-index.ts';
 import { createSql, type Sql } from '../../services/shared/db.ts';
+import { forkBenchWorker } from './worker.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
@@ -92,23 +92,15 @@ export async function benchWake(url: string, s: WakeSettings): Promise<WakeFigur
     const orgIds = (await sql<{ id: string }[]>`SELECT id FROM organizations ORDER BY id`).map((r) => r.id);
     const [noisyOrg] = await sql<{ id: string }[]>`INSERT INTO organizations (id, name) VALUES (gen_random_uuid(), 'Noisy') RETURNING id`;
 
-    const worker = fork(join(HERE, 'wake-worker.ts'), [], {
-      cwd: resolve(HERE, '../..'),
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      env: { ...process.env, DATABASE_URL: url, DB_POOL_MAX: String(s.poolMax), RESTATE_INGRESS_URL: restate.ingressUrl, RESTATE_ADMIN_URL: restate.adminUrl },
-    });
-    const exited = new Promise<void>((r) => worker.once('exit', () => r()));
-    cleanups.push(async () => {
-      if (worker.exitCode !== null || worker.signalCode !== null) return;
-      worker.send({ type: 'stop' });
-      const timer = setTimeout(() => worker.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
-    });
-    await new Promise<void>((ready, fail) => {
-      worker.once('message', () => ready());
-      void exited.then(() => fail(new Error('the wake worker exited before it was ready')));
-    });
+    const worker = await forkBenchWorker(
+      join(HERE, 'wake-worker.ts'),
+      {
+        cwd: resolve(HERE, '../..'),
+        env: { ...process.env, DATABASE_URL: url, DB_POOL_MAX: String(s.poolMax), RESTATE_INGRESS_URL: restate.ingressUrl, RESTATE_ADMIN_URL: restate.adminUrl },
+      },
+      'the wake worker',
+    );
+    cleanups.push(() => worker.stop());
     const send = async (path: string, body: unknown): Promise<void> => {
       const res = await fetch(`${restate.ingressUrl}/${path}/send`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
       if (res.status !== 202 && res.status !== 200) throw new Error(`${path}: ${res.status} ${await res.text()}`);

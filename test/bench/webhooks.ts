@@ -13,7 +13,6 @@
  *   the delay of a delivery is its first arrival at the receiver minus its event's commit. Target: p99 ≤ 1 s at
  *   200 events/s.
  */
-import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -30,6 +29,7 @@ import { createSql, Db } from '../../services/shared/db.ts';
 import { uuidv7 } from '../../services/shared/ids.ts';
 import { percentile } from './percentile.ts';
 import { newSigningSecret } from '../../services/webhooks/signing.ts';
+import { forkBenchWorker } from './worker.ts';
 
 export interface WebhookFigures {
   events: number;
@@ -79,37 +79,30 @@ export async function benchWebhooks(
     // fan-out, delivery objects) is a child, started exactly as `npm run start:workflows` starts it.
     const db = new Db(createSql(url, { max: opts.poolMax }), opts.poolMax);
     cleanups.push(() => db.close());
-    const worker = fork(join(HERE, 'webhooks-worker.ts'), [], {
-      cwd: resolve(HERE, '../..'),
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      execArgv: opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.profileDir}`, `--cpu-prof-name=webhooks-workflows-${process.pid}.cpuprofile`] : [],
-      env: {
-        ...process.env,
-        NODE_ENV: 'development',
-        DATABASE_URL: url,
-        DB_POOL_MAX: String(opts.poolMax),
-        DATA_ENCRYPTION_KEY: opts.masterKey.toString('hex'),
-        DATA_DIR: join(dir, 'workflows'),
-        RESTATE_INGRESS_URL: restate.ingressUrl,
-        RESTATE_ADMIN_URL: restate.adminUrl,
-        WORKFLOWS_PORT: '0',
-        WORKFLOWS_HOST: '127.0.0.1',
-        WEBHOOK_ALLOW_LOOPBACK: 'true',
-        LOG_LEVEL: 'warn',
+    const bench = await forkBenchWorker(
+      join(HERE, 'webhooks-worker.ts'),
+      {
+        cwd: resolve(HERE, '../..'),
+        execArgv: opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.profileDir}`, `--cpu-prof-name=webhooks-workflows-${process.pid}.cpuprofile`] : [],
+        env: {
+          ...process.env,
+          NODE_ENV: 'development',
+          DATABASE_URL: url,
+          DB_POOL_MAX: String(opts.poolMax),
+          DATA_ENCRYPTION_KEY: opts.masterKey.toString('hex'),
+          DATA_DIR: join(dir, 'workflows'),
+          RESTATE_INGRESS_URL: restate.ingressUrl,
+          RESTATE_ADMIN_URL: restate.adminUrl,
+          WORKFLOWS_PORT: '0',
+          WORKFLOWS_HOST: '127.0.0.1',
+          WEBHOOK_ALLOW_LOOPBACK: 'true',
+          LOG_LEVEL: 'warn',
+        },
       },
-    });
-    const exited = new Promise<void>((r) => worker.once('exit', () => r()));
-    cleanups.push(async () => {
-      if (worker.exitCode !== null || worker.signalCode !== null) return;
-      worker.send({ type: 'stop' });
-      const timer = setTimeout(() => worker.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    });
-    await new Promise<void>((ready, fail) => {
-      worker.once('message', () => ready());
-      void exited.then(() => fail(new Error('the workflows process exited before it was ready')));
-    });
+      'the workflows process',
+      10_000,
+    );
+    cleanups.push(() => bench.stop());
     const receivers = await Promise.all(Array.from({ length: opts.receivers }, () => receiver()));
     cleanups.push(async () => {
       for (const r of receivers) {
