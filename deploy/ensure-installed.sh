@@ -1,7 +1,8 @@
 #!/bin/sh
-# Installs what `npm start`, `npm test` and `npm run bench` need on a fresh machine, and nothing when it is there:
-# the npm packages (from package-lock.json), Debian's chromium (PDF rendering and browser tests) and redis-server
-# (the shared limiter store: `npm start` runs a private one, and so do the tests).
+# Installs what `npm start`, `npm run start:cluster`, `npm test` and `npm run bench` need on a fresh machine, and nothing
+# when it is there: the npm packages (from package-lock.json), Debian's chromium (PDF rendering and browser tests),
+# redis-server (the shared limiter store: `npm start` and `start:cluster` run a private one, and so do the tests) and
+# haproxy (the proxy in front of the replicas of `npm run start:cluster`).
 set -e
 cd "$(dirname "$0")/.."
 if [ ! -x node_modules/.bin/node ] || [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
@@ -13,12 +14,14 @@ missing=""
 command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
 command -v pdftotext >/dev/null 2>&1 || missing="$missing poppler-utils"
 command -v redis-server >/dev/null 2>&1 || missing="$missing redis-server"
+# Debian puts haproxy in /usr/sbin, which is not on every user's PATH.
+{ command -v haproxy || [ -x /usr/sbin/haproxy ]; } >/dev/null 2>&1 || missing="$missing haproxy"
 if [ -n "$missing" ] && [ -z "${SKIP_DEBIAN_INSTALL:-}" ]; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
     echo "Installing Debian packages:$missing…" >&2
     # shellcheck disable=SC2086
     (apt-get install -y --no-install-recommends $missing >/dev/null 2>&1 || { apt-get update >/dev/null 2>&1 && apt-get install -y --no-install-recommends $missing >/dev/null; }) >&2
   else
-    echo "Missing Debian packages:$missing (PDF rendering needs chromium; the tests read PDFs with pdftotext; rate and look-up limits live in redis-server)." >&2
+    echo "Missing Debian packages:$missing (PDF rendering needs chromium; the tests read PDFs with pdftotext; rate and look-up limits live in redis-server; start:cluster needs haproxy)." >&2
   fi
 fi

@@ -44,6 +44,16 @@ export interface RuntimeInfo {
   pids: { postgres: number | null; restateServer: number | null; redisServer: number | null };
   startedAt: string;
   stoppedAt: string | null;
+  /** `npm run start:cluster` only: every process it started, so that the next start can stop what an unclean exit left. */
+  cluster?: ClusterRuntime;
+}
+
+export interface ClusterRuntime {
+  processes: { name: string; kind: string; pid: number | null; url: string; ports: Record<string, number>; logFile: string }[];
+  /** The Restate nodes' node-to-node addresses (what `restatectl --address` takes). */
+  restateFabric: string[];
+  /** Each HAProxy process's stats page port. */
+  proxyStats: Record<string, number>;
 }
 
 export const runtimeFilePath = (dataDir: string): string => resolve(dataDir, 'runtime.json');
