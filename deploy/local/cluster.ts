@@ -121,8 +121,10 @@ export interface RunningCluster {
 export interface StartClusterOptions {
   /** A process exited that nobody asked to stop: the caller decides what follows (start-cluster.ts stops or carries on). */
   onExit?: (proc: ClusterProcess, how: ChildExit) => void;
-  /** Progress lines during start-up and stop. */
+  /** Notices (an earlier start's leftovers being stopped, the provisioning). */
   log?: (line: string) => void;
+  /** Each step of the start-up as it completes, with the milliseconds since the call (for measurements). */
+  progress?: (step: string, ms: number) => void;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -167,8 +169,12 @@ class Managed implements ClusterProcess {
   private readonly spec: ProcessSpec;
   private readonly onUnexpectedExit: (p: Managed, how: ChildExit) => void;
 
-  constructor(spec: ProcessSpec, onUnexpectedExit: (p: Managed, how: ChildExit) => void) {
+  /** True once the cluster is stopping: nothing starts any more. */
+  private readonly refused: () => boolean;
+
+  constructor(spec: ProcessSpec, onUnexpectedExit: (p: Managed, how: ChildExit) => void, refused: () => boolean) {
     this.spec = spec;
+    this.refused = refused;
     this.onUnexpectedExit = onUnexpectedExit;
     this.name = spec.name;
     this.kind = spec.kind;
@@ -187,6 +193,7 @@ class Managed implements ClusterProcess {
 
   async start(): Promise<void> {
     if (this.running) throw new Error(`${this.name} already runs`);
+    if (this.refused()) throw new Error(`${this.name}: the cluster is stopping`);
     const logFrom = fileSize(this.spec.logFile);
     const out = openSync(this.spec.logFile, 'a');
     let child: ChildProcess;
@@ -417,6 +424,7 @@ export function clusterDataDir(env: NodeJS.ProcessEnv): string {
 export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: StartClusterOptions = {}): Promise<RunningCluster> {
   const started = performance.now();
   const log = opts.log ?? (() => {});
+  const progress = (step: string) => opts.progress?.(step, Math.round(performance.now() - started));
   const dataDir = clusterDataDir(env);
   const config: Config = { ...readConfig(env), dataDir };
   if (config.restateIngressUrl || config.restateAdminUrl) {
@@ -515,7 +523,7 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
   });
 
   const add = (spec: Omit<ProcessSpec, 'logFile' | 'env'> & { env: Record<string, string> }): Managed => {
-    const m = new Managed({ ...spec, logFile: join(logsDir, `${spec.name}.log`), env: { ...spec.env, [MARKER]: clusterDir } }, onUnexpectedExit);
+    const m = new Managed({ ...spec, logFile: join(logsDir, `${spec.name}.log`), env: { ...spec.env, [MARKER]: clusterDir } }, onUnexpectedExit, () => stopping !== undefined);
     managed.set(m.name, m);
     processes.push(m);
     return m;
@@ -569,6 +577,7 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
       processes.unshift(proc);
       void pg.exited.then((how) => onUnexpectedExit(proc, how));
       await ensureDatabase(pg.adminUrl, DATABASE);
+      progress('postgres');
       return pg.urlFor(DATABASE);
     })().then(async (url) => {
       const sql = createSql(url, { max: 1 });
@@ -577,6 +586,7 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
       } finally {
         await sql.end({ timeout: 5 });
       }
+      progress('migrations');
       return url;
     });
 
@@ -602,7 +612,9 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
         });
       }
       await Promise.all(restateNodes.map((n) => managed.get(n.name)!.start()));
+      progress('restate nodes');
       const provisioned = await provisionCluster(restateNodes);
+      progress('restate provisioned');
       log(provisioned === 'provisioned' ? 'Restate cluster provisioned (3 nodes, replication 2).' : 'Restate cluster: provisioned earlier.');
       // Every node's listeners answer, and a query over every partition does: the cluster can take invocations.
       const deadline = Date.now() + 60_000;
@@ -627,6 +639,7 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
         if (Date.now() > deadline) throw new Error(`the Restate cluster was not ready after 60 s${logTail(join(logsDir, 'restate-1.log'))}`);
         await sleep(100);
       }
+      progress('restate cluster');
     })();
 
     // 3. The private proxy: Restate's ingress and admin APIs, and the workflows endpoints.
@@ -640,9 +653,85 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
         },
       ]),
     );
-    await internalProxy.start();
 
-    const [databaseUrl] = await Promise.all([database, restate]);
+    const internalUp = internalProxy.start();
+    // Start-up steps run side by side; each is awaited below, and none may go unhandled meanwhile.
+    for (const step of [database, restate, internalUp]) step.catch(() => {});
+    const databaseUrl = await database;
+
+    // 4. The replicas: the operator's environment, plus where everything is.
+    const base: Record<string, string> = {};
+    for (const [k, v] of Object.entries(env)) if (v !== undefined) base[k] = v;
+    for (const k of ['PORT', 'HOST', 'PAY_PORT', 'PAY_HOST', 'WORKFLOWS_PORT', 'WORKFLOWS_HOST', 'WORKFLOWS_URL']) delete base[k];
+    Object.assign(base, {
+      DATA_DIR: dataDir,
+      DATABASE_URL: databaseUrl,
+      RESTATE_INGRESS_URL: restateIngress,
+      RESTATE_ADMIN_URL: restateAdmin,
+      // Mails point their tracking pixel at the API's public address unless one is configured.
+      PUBLIC_API_URL: config.publicApiUrl ?? apiUrl,
+      PAY_BASE_URL: payUrl,
+      // Six Node processes load the same sources: V8's compiled code is cached and shared between them and starts.
+      NODE_COMPILE_CACHE: env.NODE_COMPILE_CACHE || join(clusterDir, 'node-compile-cache'),
+    });
+    // ── Shared limits (issue 23, section 1): when deploy/local/redis-server.ts lands, start ONE private
+    // ── redis-server here (under DATA_DIR/cluster/redis) and set REDIS_URL for every API and pay replica. Until then
+    // ── an operator's REDIS_URL passes through with the rest of the environment.
+
+    const workflows = workflowsPorts.map((port, i) => {
+      const name = `workflows-${i + 1}`;
+      const logFile = join(logsDir, `${name}.log`);
+      return add({
+        name,
+        kind: 'workflows',
+        command: process.execPath,
+        args: ['workflows/main.ts'],
+        env: { ...base, WORKFLOWS_HOST: '127.0.0.1', WORKFLOWS_PORT: String(port), WORKFLOWS_URL: workflowsUrl },
+        url: `http://127.0.0.1:${port}`,
+        ports: { port },
+        // Its boot ends with the registration (of the shared URL) and the housekeeping start, then it says so.
+        ready: async (from) => logSays(logFile, from, 'workflows endpoint listening'),
+        readyTimeoutMs: 60_000,
+        stopTimeoutMs: 6000,
+      });
+    });
+    const apis = apiPorts.map((port, i) =>
+      add({
+        name: `api-${i + 1}`,
+        kind: 'api',
+        command: process.execPath,
+        args: ['services/api/main.ts'],
+        env: { ...base, HOST: '127.0.0.1', PORT: String(port) },
+        url: `http://127.0.0.1:${port}`,
+        ports: { port },
+        // Ready: PostgreSQL and Restate answer, and Restate knows the workflows.
+        ready: () => answers(`http://127.0.0.1:${port}/readyz`),
+        readyTimeoutMs: 90_000,
+        stopTimeoutMs: 8000,
+      }),
+    );
+    // Behind our proxy the pay service reads the client address from X-Forwarded-For, which the proxy sets.
+    const pays = payPorts.map((port, i) =>
+      add({
+        name: `pay-${i + 1}`,
+        kind: 'pay',
+        command: process.execPath,
+        args: ['services/pay/main.ts'],
+        env: { ...base, PAY_HOST: '127.0.0.1', PAY_PORT: String(port), PAY_TRUST_PROXY: 'true' },
+        url: `http://127.0.0.1:${port}`,
+        ports: { port },
+        ready: () => answers(`http://127.0.0.1:${port}/healthz`),
+        readyTimeoutMs: 60_000,
+        stopTimeoutMs: 8000,
+      }),
+    );
+    const startReplica = (m: Managed) => m.start().then(() => progress(m.name));
+    // Every replica starts as soon as the database is migrated and loads its sources while Restate settles (the
+    // loading is most of a Node process's start). A workflows process's registration and first sends retry until
+    // the cluster takes them; an API process is ready once Restate knows the workflows.
+    const replicas = Promise.all([...workflows, ...apis, ...pays].map(startReplica));
+    replicas.catch(() => {});
+    await Promise.all([restate, internalUp]);
 
     runtime = {
       status: 'starting',
@@ -672,70 +761,7 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
     };
     writeRuntimeFile(dataDir, { ...runtime, cluster: runtimeCluster() });
 
-    // 4. The replicas: the operator's environment, plus where everything is.
-    const base: Record<string, string> = {};
-    for (const [k, v] of Object.entries(env)) if (v !== undefined) base[k] = v;
-    Object.assign(base, {
-      DATA_DIR: dataDir,
-      DATABASE_URL: databaseUrl,
-      RESTATE_INGRESS_URL: restateIngress,
-      RESTATE_ADMIN_URL: restateAdmin,
-      // Mails point their tracking pixel at the API's public address unless one is configured.
-      PUBLIC_API_URL: config.publicApiUrl ?? apiUrl,
-      PAY_BASE_URL: payUrl,
-    });
-    // ── Shared limits (issue 23, section 1): when deploy/local/redis-server.ts lands, start ONE private
-    // ── redis-server here (under DATA_DIR/cluster/redis) and set REDIS_URL for every API and pay replica. Until then
-    // ── an operator's REDIS_URL passes through with the rest of the environment.
-    for (const k of ['PORT', 'HOST', 'PAY_PORT', 'PAY_HOST', 'WORKFLOWS_PORT', 'WORKFLOWS_HOST', 'WORKFLOWS_URL']) delete base[k];
-
-    const workflows = workflowsPorts.map((port, i) => {
-      const name = `workflows-${i + 1}`;
-      const logFile = join(logsDir, `${name}.log`);
-      return add({
-        name,
-        kind: 'workflows',
-        command: process.execPath,
-        args: ['workflows/main.ts'],
-        env: { ...base, WORKFLOWS_HOST: '127.0.0.1', WORKFLOWS_PORT: String(port), WORKFLOWS_URL: workflowsUrl },
-        url: `http://127.0.0.1:${port}`,
-        ports: { port },
-        // Its boot ends with the registration (of the shared URL) and the housekeeping start, then it says so.
-        ready: async (from) => logSays(logFile, from, 'workflows endpoint listening'),
-        readyTimeoutMs: 60_000,
-        stopTimeoutMs: 6000,
-      });
-    });
-    const apis = apiPorts.map((port, i) =>
-      add({
-        name: `api-${i + 1}`,
-        kind: 'api',
-        command: process.execPath,
-        args: ['services/api/main.ts'],
-        env: { ...base, HOST: '127.0.0.1', PORT: String(port) },
-        url: `http://127.0.0.1:${port}`,
-        ports: { port },
-        ready: () => answers(`http://127.0.0.1:${port}/readyz`),
-        readyTimeoutMs: 60_000,
-        stopTimeoutMs: 8000,
-      }),
-    );
-    // Behind our proxy the pay service reads the client address from X-Forwarded-For, which the proxy sets.
-    const pays = payPorts.map((port, i) =>
-      add({
-        name: `pay-${i + 1}`,
-        kind: 'pay',
-        command: process.execPath,
-        args: ['services/pay/main.ts'],
-        env: { ...base, PAY_HOST: '127.0.0.1', PAY_PORT: String(port), PAY_TRUST_PROXY: 'true' },
-        url: `http://127.0.0.1:${port}`,
-        ports: { port },
-        ready: () => answers(`http://127.0.0.1:${port}/healthz`),
-        readyTimeoutMs: 60_000,
-        stopTimeoutMs: 8000,
-      }),
-    );
-    await Promise.all([...workflows, ...apis, ...pays].map((m) => m.start()));
+    await replicas;
 
     // 5. The edges, last: PORT answers once everything behind it does.
     const edgeApi = add(
@@ -753,6 +779,7 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
       ]),
     );
     await Promise.all([edgeApi.start(), edgePay.start()]);
+    progress('edges');
     const readyDeadline = Date.now() + 30_000;
     while (!(await answers(`http://127.0.0.1:${apiEdgePort}/readyz`).catch(() => false))) {
       if (Date.now() > readyDeadline) throw new Error(`the API did not answer /readyz through its proxy within 30 s${logTail(edgeApi.logFile)}`);
