@@ -23,7 +23,7 @@
  * in a terminal reaches only the command that owns the order of shutdown.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, createWriteStream, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
+import { closeSync, createWriteStream, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
 import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -114,14 +114,26 @@ export interface RunningCluster {
   restateStatus(): Promise<RestateClusterStatus>;
   /** A proxy's per-server counters (requests per replica, servers up or down). */
   proxyStats(proxy: 'edge-api' | 'edge-pay' | 'proxy-internal'): Promise<ProxyServerStats[]>;
+  /**
+   * Memory per process with everything it started (PostgreSQL's backends, a replica's Chromium): the proportional
+   * set size (shared pages split between their users), from /proc. Linux only; elsewhere an empty list.
+   */
+  memory(): ProcessMemory[];
   /** Stops everything, in reverse order of start; safe to call twice. */
   stop(): Promise<void>;
+}
+
+export interface ProcessMemory {
+  name: string;
+  /** The process and its descendants. */
+  processes: number;
+  pssBytes: number;
 }
 
 export interface StartClusterOptions {
   /** A process exited that nobody asked to stop: the caller decides what follows (start-cluster.ts stops or carries on). */
   onExit?: (proc: ClusterProcess, how: ChildExit) => void;
-  /** Notices (an earlier start's leftovers being stopped, the provisioning). */
+  /** Notices: an earlier start's leftovers being stopped. */
   log?: (line: string) => void;
   /** Each step of the start-up as it completes, with the milliseconds since the call (for measurements). */
   progress?: (step: string, ms: number) => void;
@@ -613,9 +625,8 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
       }
       await Promise.all(restateNodes.map((n) => managed.get(n.name)!.start()));
       progress('restate nodes');
-      const provisioned = await provisionCluster(restateNodes);
-      progress('restate provisioned');
-      log(provisioned === 'provisioned' ? 'Restate cluster provisioned (3 nodes, replication 2).' : 'Restate cluster: provisioned earlier.');
+      // The first start provisions; later ones are told it was done ("provisioned by somebody else").
+      progress(`restate ${await provisionCluster(restateNodes)}`);
       // Every node's listeners answer, and a query over every partition does: the cluster can take invocations.
       const deadline = Date.now() + 60_000;
       for (;;) {
@@ -826,6 +837,7 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
       },
       restateStatus: () => restateClusterStatus(fabric),
       proxyStats: (proxy) => readProxyStats(statsPorts[proxy]),
+      memory: () => processMemory(processes),
       stop: stopAll,
     };
   } catch (e) {
@@ -869,4 +881,36 @@ function postmasterPid(pgDir: string): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** PSS of each process and its descendants, read from /proc (see RunningCluster.memory). */
+export function processMemory(processes: readonly ClusterProcess[]): ProcessMemory[] {
+  if (!existsSync('/proc/self/smaps_rollup')) return [];
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // The command may hold spaces and parentheses: the fields after the last ")" are fixed.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  const pss = (pid: number): number => {
+    try {
+      const kb = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1];
+      return Number(kb ?? 0) * 1024;
+    } catch {
+      return 0;
+    }
+  };
+  return processes
+    .filter((p) => p.pid !== undefined && p.running)
+    .map((p) => {
+      const tree = [p.pid!];
+      for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i]!) ?? []));
+      return { name: p.name, processes: tree.length, pssBytes: tree.reduce((sum, pid) => sum + pss(pid), 0) };
+    });
 }

@@ -7,10 +7,10 @@ import { delimiter, join } from 'node:path';
  * the replicas call among themselves (the Restate nodes' ingress and admin APIs, the workflows endpoints).
  *
  * Every frontend spreads requests round-robin over its servers and retries a refused connection on the next one
- * (`retries` with `option redispatch 1`: every retry goes to another server). Only a connection that failed is
- * retried (HAProxy's `conn-failure`, its default): such a request never reached a server, so a retry cannot apply
- * it twice. A health check takes a server that stopped answering out of the rotation within about a second, and puts
- * it back as soon as it answers again.
+ * (`retries` with `option redispatch 1`: every retry goes to another server); such a request never reached a server,
+ * so a retry cannot apply it twice. A request that a server accepted and then dropped unanswered (it died in that
+ * moment) is retried only when a repeat is harmless: a read, or a write with an Idempotency-Key. A health check takes
+ * a server that stopped answering out of the rotation within about a second, and puts it back as soon as it answers.
  */
 
 export interface ProxyServer {
@@ -76,10 +76,12 @@ export function haproxyConfig(opts: { frontends: ProxyFrontend[]; statsPort: num
     '  timeout http-keep-alive 10s',
     '  timeout queue 5s',
     '  timeout check 2s',
-    // A refused connection is tried again on the next server, up to twice (two replicas: each is tried).
+    // A refused connection is tried again on the next server, up to twice (two replicas: each is tried); so is a
+    // request whose server closed the connection without answering (it died while taking it), where that is safe
+    // (see the backends' disable-l7-retry).
     '  retries 2',
     '  option redispatch 1',
-    '  retry-on conn-failure',
+    '  retry-on conn-failure empty-response',
     '  balance roundrobin',
     '  default-server check inter 1s fastinter 250ms downinter 500ms fall 2 rise 1',
     '',
@@ -106,6 +108,14 @@ export function haproxyConfig(opts: { frontends: ProxyFrontend[]; statsPort: num
     }
     lines.push(`  default_backend ${f.name}`, '', `backend ${f.name}`);
     if (timeout) lines.push(`  timeout server ${timeout}`);
+    // A fresh server connection for every request (the client's stays open): a request sent over an idle connection
+    // to a replica that has just died would fail with nothing to retry (HAProxy closes the client's connection and
+    // leaves the retry to it); a new connection to a dead replica is refused, and that is retried on the next one.
+    // HTTP/2 streams (Restate to the workflows endpoints) share their connection; Restate retries a broken stream.
+    if (!f.h2) lines.push('  option http-server-close');
+    // A request a server took and then dropped may have had its effect: only a read, or a write that carries an
+    // Idempotency-Key (the API, and Restate's ingress, answer a repeat with the first outcome), is sent again.
+    lines.push('  http-request disable-l7-retry if !{ method GET HEAD OPTIONS } !{ req.hdr(idempotency-key) -m found }');
     if (f.checkPath) lines.push('  option httpchk', `  http-check send meth GET uri ${f.checkPath}`, '  http-check expect status 200');
     for (const s of f.servers) lines.push(`  server ${s.name} 127.0.0.1:${s.port}${f.h2 ? ' proto h2' : ''}`);
     lines.push('');
