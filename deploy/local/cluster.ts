@@ -777,7 +777,7 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
     // 5. The edges, last: PORT answers once everything behind it does.
     const edgeApi = add(
       proxySpec('edge-api', haproxy, clusterDir, statsPorts['edge-api'], [
-        { name: 'api', host: config.host, port: apiEdgePort, servers: apis.map((a) => ({ name: a.name, port: a.ports.port! })), checkPath: '/healthz', forwardedFor: 'set' },
+        { name: 'api', host: config.host, port: apiEdgePort, servers: apis.map((a) => ({ name: a.name, port: a.ports.port! })), checkPath: '/healthz', forwardedFor: 'set', apiEnvelopes: true },
       ]),
     );
     const edgePay = add(

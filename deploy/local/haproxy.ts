@@ -31,6 +31,8 @@ export interface ProxyFrontend {
   h2?: boolean;
   /** Idle time allowed on a request or response before the proxy gives up (long for Restate's invocation streams). */
   timeoutMs?: number;
+  /** The proxy's own 503 (no server up) in the API's error envelope, with a Request-Id, as the API answers errors. */
+  apiEnvelopes?: boolean;
   /**
    * The client address for the servers: `set` replaces any X-Forwarded-For (and drops X-Forwarded-Host/-Proto) the
    * client sent, so a server trusting its proxy reads our proxy's word only; `append` keeps a proxy further out.
@@ -61,6 +63,9 @@ export function haproxyConfig(opts: { frontends: ProxyFrontend[]; statsPort: num
     '# Written by deploy/local/cluster.ts at every start; edits are overwritten.',
     'global',
     '  maxconn 4096',
+    // Request headers up to 64 KiB reach the servers, which answer what is too large for them themselves (the API:
+    // 431 headers_too_large); beyond that the proxy refuses the request.
+    '  tune.bufsize 65536',
     // Logs go to stdout (the process's log file): errors, retries and servers going down or up, not every request.
     '  log stdout format raw local0 info',
     '',
@@ -97,6 +102,7 @@ export function haproxyConfig(opts: { frontends: ProxyFrontend[]; statsPort: num
     const timeout = f.timeoutMs ? seconds(f.timeoutMs) : undefined;
     lines.push(`frontend ${f.name}`, `  bind ${bindAddress(f.host, f.port)}${f.h2 ? ' proto h2' : ''}`);
     if (timeout) lines.push(`  timeout client ${timeout}`);
+    if (f.apiEnvelopes) lines.push(...envelopeErrors());
     if (f.forwardedFor === 'set') {
       lines.push(
         '  http-request del-header X-Forwarded-Host',
@@ -121,6 +127,21 @@ export function haproxyConfig(opts: { frontends: ProxyFrontend[]; statsPort: num
     lines.push('');
   }
   return lines.join('\n');
+}
+
+/**
+ * The proxy's own 503 (no server up) as the API would answer it (contracts/errors.ts). A request line it cannot parse
+ * is refused inside HAProxy's HTTP/1 layer, before any rule applies: that 400 stays HAProxy's own short HTML page.
+ */
+function envelopeErrors(): string[] {
+  const json = (code: string, message: string) =>
+    JSON.stringify(JSON.stringify({ error: { code, message, requestId: '@ID@' } })).replace('@ID@', '%[unique-id]');
+  const rule = (status: number, code: string, message: string) =>
+    `  http-error status ${status} content-type "application/json; charset=utf-8" lf-string ${json(code, message)} hdr Request-Id "%[unique-id]"`;
+  return [
+    '  unique-id-format req_%[uuid,regsub(-,,g),lower]',
+    rule(503, 'service_unavailable', 'The service cannot answer right now; try again in a moment.'),
+  ];
 }
 
 export interface ProxyServerStats {

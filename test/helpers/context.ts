@@ -10,6 +10,7 @@ import { createChromiumRenderer, type ChromiumRenderer } from '../../activities/
 import { createPostgresDocumentStore } from '../../services/documents/postgres-document-store.ts';
 import { createBusinessClock, type BusinessClock } from '../../services/clock/business-clock.ts';
 import { testLimiterStore } from './redis.ts';
+import { clusterTarget, NotOnCluster, remoteApp, replicaLogs, type ClusterTarget } from './cluster-target.ts';
 
 /** The master key the tests encrypt with (never used outside tests). */
 export const TEST_MASTER_KEY = Buffer.alloc(32, 7);
@@ -57,7 +58,14 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/**
+ * The app under test: built in this process on the run's database, or, with TEST_TARGET=cluster, the API of a running
+ * `npm run start:cluster` reached through its proxy (test/helpers/cluster-target.ts). Against the cluster only
+ * overrides that say what the cluster already does are accepted; any other is refused by name.
+ */
 export async function startTestApp(overrides: Partial<AppDeps> = {}, config: Partial<AppDeps['config']> = {}): Promise<TestApp> {
+  const cluster = clusterTarget();
+  if (cluster) return clusterApp(cluster, overrides, config);
   const { db, keyring } = testDb();
   let logged = '';
   const logStream = new Writable({
@@ -84,6 +92,41 @@ export async function startTestApp(overrides: Partial<AppDeps> = {}, config: Par
   };
   const app = await buildApp(deps);
   return { app, deps, logs: () => logged, close: () => app.close() };
+}
+
+function clusterApp(cluster: ClusterTarget, overrides: Partial<AppDeps>, config: Partial<AppDeps['config']>): TestApp {
+  const { db, keyring } = testDb();
+  const env = cluster.env;
+  const clusterConfig: AppDeps['config'] = {
+    rateLimitDefault: Number(env.RATE_LIMIT_DEFAULT ?? 100),
+    rateLimitDocument: Number(env.RATE_LIMIT_DOCUMENT ?? 10),
+    authCacheTtlMs: Number(env.AUTH_CACHE_TTL_MS ?? 30_000),
+    logLevel: env.LOG_LEVEL ?? 'info',
+  };
+  const wanted: AppDeps['config'] = { rateLimitDefault: 0, rateLimitDocument: 0, authCacheTtlMs: 30_000, logLevel: 'info', ...config };
+  for (const [k, v] of Object.entries(wanted)) {
+    if (clusterConfig[k as keyof AppDeps['config']] !== v) throw new NotOnCluster(`config ${k} = ${JSON.stringify(v)} (the cluster runs with ${JSON.stringify(clusterConfig[k as keyof AppDeps['config']])})`);
+  }
+  for (const [k, v] of Object.entries(overrides)) {
+    const same =
+      (k === 'payBaseUrl' && v === cluster.payUrl) ||
+      (k === 'publicApiUrl' && v === cluster.apiUrl) ||
+      (k === 'webhooks' && !(v as AppDeps['webhooks'])?.resolve && (v as AppDeps['webhooks'])?.allowLoopback === (env.WEBHOOK_ALLOW_LOOPBACK === 'true'));
+    if (!same) throw new NotOnCluster(`the override ${k}`);
+  }
+  const deps: AppDeps = {
+    db,
+    keyring,
+    pdf: testRenderer(),
+    documents: createPostgresDocumentStore(),
+    clock: testClock(),
+    mailDispatch: { dispatch: () => Promise.reject(new NotOnCluster('deps.mailDispatch (the cluster dispatches to its engine)')) },
+    mailDomain: 'faktura.invalid',
+    config: clusterConfig,
+    payBaseUrl: cluster.payUrl,
+    publicApiUrl: cluster.apiUrl,
+  };
+  return { app: remoteApp(cluster.apiUrl, 'api'), deps, logs: replicaLogs('api'), close: async () => {} };
 }
 
 export interface TestOrg {
@@ -129,7 +172,7 @@ export interface ApiResponse {
   raw: string;
 }
 
-/** Calls the app in-process. Mutating calls get a fresh Idempotency-Key unless one is given (or null for none). */
+/** Calls the app (in-process, or through the cluster's proxy with TEST_TARGET=cluster). Mutating calls get a fresh Idempotency-Key unless one is given (or null for none). */
 export async function call(app: FastifyInstance, method: string, url: string, opts: CallOptions = {}): Promise<ApiResponse> {
   const headers: Record<string, string> = { ...(opts.headers ?? {}) };
   if (opts.key) headers.authorization = `Bearer ${opts.key}`;

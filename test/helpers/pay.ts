@@ -6,6 +6,8 @@ import { createTestProvider, type TestProvider } from '../../services/payments/p
 import { realClock } from '../../services/shared/clock.ts';
 import { testDb } from './context.ts';
 import { testLimiterStore } from './redis.ts';
+import { clusterTarget, NotOnCluster, remoteApp, replicaLogs, type ClusterTarget } from './cluster-target.ts';
+import { testProviderSecret } from '../../services/pay/main.ts';
 
 export interface TestPay {
   app: FastifyInstance;
@@ -22,6 +24,8 @@ export interface TestPay {
  * browser, and for the provider's callbacks, which travel over HTTP); otherwise tests call it with inject().
  */
 export async function startTestPay(opts: { listen?: boolean } & Partial<Omit<PayDeps, 'db' | 'provider' | 'providerRoutes'>> = {}): Promise<TestPay> {
+  const cluster = clusterTarget();
+  if (cluster) return clusterPay(cluster, opts);
   const { db } = testDb();
   const port = opts.listen ? await freePort() : 0;
   const baseUrl = opts.payBaseUrl ?? (opts.listen ? `http://127.0.0.1:${port}` : 'http://pay.test');
@@ -59,4 +63,40 @@ export async function startTestPay(opts: { listen?: boolean } & Partial<Omit<Pay
       await app.close();
     },
   };
+}
+
+/**
+ * The cluster's pay service behind its proxy (TEST_TARGET=cluster): the test provider runs in the pay replicas, with
+ * the secret they derive from the master key. `portal` is accepted (the cluster serves the portal with its own key
+ * and engine); any other override is refused by name.
+ */
+function clusterPay(cluster: ClusterTarget, opts: { listen?: boolean } & Partial<Omit<PayDeps, 'db' | 'provider' | 'providerRoutes'>>): TestPay {
+  const { keyring } = testDb();
+  for (const k of Object.keys(opts)) {
+    if (k === 'listen' || k === 'portal' || (k === 'payBaseUrl' && opts.payBaseUrl === cluster.payUrl)) continue;
+    throw new NotOnCluster(`the pay override ${k}`);
+  }
+  const logs = replicaLogs('pay');
+  const callbacks = () => (logs().match(/"url":"\/callbacks\/test"/g) ?? []).length;
+  const provider = {
+    get provider(): never {
+      throw new NotOnCluster('pay.provider.provider');
+    },
+    get routes(): never {
+      throw new NotOnCluster('pay.provider.routes');
+    },
+    /** The provider's deliveries run in the replicas: idle once no callback has arrived for a second (at most 20 s). */
+    async idle() {
+      const deadline = Date.now() + 20_000;
+      let seen = callbacks();
+      let quietSince = Date.now();
+      while (Date.now() - quietSince < 1000 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+        const now = callbacks();
+        if (now !== seen) [seen, quietSince] = [now, Date.now()];
+      }
+    },
+    close() {},
+  } as TestProvider;
+  return { app: remoteApp(cluster.payUrl, 'pay'), provider, secret: testProviderSecret(keyring), baseUrl: cluster.payUrl, logs, close: async () => {} };
 }

@@ -3,6 +3,8 @@
  * With DATABASE_URL set, the database is created on that server; otherwise an embedded PostgreSQL is started in
  * a temporary directory. TEST_DATABASE_URL tells the tests where it is.
  * And one redis-server on a free loopback port, the limiter store of every test app (TEST_REDIS_URL).
+ * Against a running cluster (TEST_TARGET=cluster, npm run test:cluster) the database is the cluster's, neither
+ * created nor dropped here, and the apps are the cluster's, with its own Redis.
  */
 import { mkdtempSync, rmSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +17,7 @@ import { migrate } from '../../services/db/migrate.ts';
 import { closeTestRenderer } from './context.ts';
 import { closeTestRedisClient, startTestRedis } from './redis.ts';
 import type { RunningRedis } from '../../deploy/local/redis-server.ts';
+import { clusterTarget } from './cluster-target.ts';
 
 let embedded: EmbeddedPg | undefined;
 let redis: RunningRedis | undefined;
@@ -23,6 +26,12 @@ let adminUrl: string;
 let dbName: string;
 
 export async function mochaGlobalSetup(): Promise<void> {
+  // Against a running cluster (npm run test:cluster) the tests write to the cluster's own database.
+  const cluster = clusterTarget();
+  if (cluster) {
+    process.env.TEST_DATABASE_URL = cluster.runtime.databaseUrl;
+    return;
+  }
   redis = await startTestRedis();
   process.env.TEST_REDIS_URL = redis.url;
   if (process.env.DATABASE_URL) {
@@ -54,6 +63,7 @@ export const mochaHooks = {
 };
 
 export async function mochaGlobalTeardown(): Promise<void> {
+  if (clusterTarget()) return;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
   await admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
   await admin.end();
