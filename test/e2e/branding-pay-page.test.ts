@@ -26,7 +26,7 @@ describe('the pay page shows the logo in a browser', function () {
     await api?.close();
   });
 
-  it('loads the PNG and the SVG logo under the page policy', async () => {
+  it('loads the PNG and the SVG logo under the page policy @cluster', async () => {
     const org = await createTestOrg({ name: 'Bager Hansen ApS' });
     const c = await call(api.app, 'POST', '/v1/customers', { key: org.apiKey, body: { type: 'company', name: 'Kunde A/S' } });
     const line = { description: 'Kagebord', quantity: 1, unitPriceOere: 50_000, vatRateBps: 0, vatExemptionReason: 'ML13' };

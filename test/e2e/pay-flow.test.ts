@@ -157,7 +157,7 @@ describe('the hosted pay page in a browser', function () {
     await page.context().close();
   });
 
-  it('in English, by link, with MobilePay; cancelling at the provider leads back to the unpaid invoice', async () => {
+  it('in English, by link, with MobilePay; cancelling at the provider leads back to the unpaid invoice @cluster', async () => {
     const inv = await issuedWithLink(50_000);
     const page = await phone('en-GB');
     await page.goto(inv.link.url);

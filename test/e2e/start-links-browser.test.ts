@@ -39,7 +39,7 @@ describe('start links in a browser', function () {
   const verificationOf = async (client: FakturaClient) => (await client.GET('/v1/settings')).data!.data.verification;
   const browse = async (locale: string): Promise<Page> => (await browser.newContext({ viewport: { width: 360, height: 740 }, locale })).newPage();
 
-  it('opens the verification link, clicks Complete, and the organisation is verified', async () => {
+  it('opens the verification link, clicks Complete, and the organisation is verified @cluster', async () => {
     const org = await createTestOrg({ name: 'Bager Hansen ApS' });
     const client = createFakturaClient({ baseUrl: apiUrl, apiKey: org.apiKey });
     const session = await open(org, '/v1/verification-sessions');
@@ -68,7 +68,7 @@ describe('start links in a browser', function () {
     await page.context().close();
   });
 
-  it('in Danish: Afbryd abandons the card setup; the next call gives a new link that completes as ready', async () => {
+  it('in Danish: Afbryd abandons the card setup; the next call gives a new link that completes as ready @cluster', async () => {
     const org = await createTestOrg({ name: 'Kortfelter ApS' });
     const first = await open(org, '/v1/card-setup-sessions');
     assert.equal(first.status, 201);

@@ -37,6 +37,20 @@ export function clusterTarget(): ClusterTarget | undefined {
   return (target = { dataDir, runtime, apiUrl: runtime.apiUrl, payUrl: runtime.payUrl, env });
 }
 
+const IN_PROCESS_ONLY = Symbol('in-process only');
+
+/**
+ * Marks overrides that only some tests of a file rely on (a hook that records, routes of the test's own, a resolver of
+ * its own): against a running cluster they are dropped rather than refused, and the tests of the file tagged
+ * @cluster are those that do not rely on them. In-process they apply as usual.
+ */
+export function inProcessOnly<T extends object>(overrides: T): T {
+  Object.defineProperty(overrides, IN_PROCESS_ONLY, { value: true, enumerable: false });
+  return overrides;
+}
+
+export const isInProcessOnly = (overrides: object): boolean => (overrides as { [IN_PROCESS_ONLY]?: boolean })[IN_PROCESS_ONLY] === true;
+
 /** Thrown when a test asks of the cluster what only an app of its own could do: such a test is not in the sample. */
 export class NotOnCluster extends Error {
   constructor(what: string) {
@@ -133,8 +147,21 @@ export function replicaLogs(kind: 'api' | 'pay' | 'workflows'): () => string {
   const t = clusterTarget()!;
   const files = (t.runtime.cluster?.processes ?? []).filter((p) => p.kind === kind).map((p) => p.logFile);
   const from = new Map(files.map((f) => [f, size(f)]));
-  return () => files.map((f) => readFrom(f, from.get(f) ?? 0)).join('');
+  return () => {
+    // A replica writes a request's log line as the response goes out, so the line may follow the answer by a few
+    // milliseconds: wait until the files have been still for a moment (at most a second).
+    let last = -1;
+    for (let waited = 0; waited < 1000; waited += 50) {
+      const total = files.reduce((sum, f) => sum + size(f), 0);
+      if (total === last) break;
+      last = total;
+      Atomics.wait(pause, 0, 0, 50);
+    }
+    return files.map((f) => readFrom(f, from.get(f) ?? 0)).join('');
+  };
 }
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
 
 function size(file: string): number {
   try {

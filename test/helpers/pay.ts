@@ -6,7 +6,7 @@ import { createTestProvider, type TestProvider } from '../../services/payments/p
 import { realClock } from '../../services/shared/clock.ts';
 import { testDb } from './context.ts';
 import { testLimiterStore } from './redis.ts';
-import { clusterTarget, NotOnCluster, remoteApp, replicaLogs, type ClusterTarget } from './cluster-target.ts';
+import { clusterTarget, isInProcessOnly, NotOnCluster, remoteApp, replicaLogs, type ClusterTarget } from './cluster-target.ts';
 import { testProviderSecret } from '../../services/pay/main.ts';
 
 export interface TestPay {
@@ -67,13 +67,15 @@ export async function startTestPay(opts: { listen?: boolean } & Partial<Omit<Pay
 
 /**
  * The cluster's pay service behind its proxy (TEST_TARGET=cluster): the test provider runs in the pay replicas, with
- * the secret they derive from the master key. `portal` is accepted (the cluster serves the portal with its own key
- * and engine); any other override is refused by name.
+ * the secret they derive from the master key, under the cluster's pay address (a `payBaseUrl` asked for is not
+ * it). `portal` is accepted (the cluster serves the portal with its own key and engine); any other override is
+ * refused by name.
  */
 function clusterPay(cluster: ClusterTarget, opts: { listen?: boolean } & Partial<Omit<PayDeps, 'db' | 'provider' | 'providerRoutes'>>): TestPay {
   const { keyring } = testDb();
+  if (isInProcessOnly(opts)) opts = {};
   for (const k of Object.keys(opts)) {
-    if (k === 'listen' || k === 'portal' || (k === 'payBaseUrl' && opts.payBaseUrl === cluster.payUrl)) continue;
+    if (k === 'listen' || k === 'portal' || k === 'payBaseUrl') continue;
     throw new NotOnCluster(`the pay override ${k}`);
   }
   const logs = replicaLogs('pay');

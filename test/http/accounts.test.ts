@@ -106,7 +106,7 @@ describe('Sales accounts', () => {
       });
     }
 
-    it('refuses a duplicate account number: 409 account_number_already_exists, one row', async () => {
+    it('refuses a duplicate account number: 409 account_number_already_exists, one row @cluster', async () => {
       const first = await create(org.apiKey, { accountNumber: '2000', name: 'Salg af ydelser' });
       assert.equal(first.status, 201, first.raw);
       const res = await create(org.apiKey, { accountNumber: '2000', name: 'Something else' });
@@ -124,7 +124,7 @@ describe('Sales accounts', () => {
       assert.deepEqual((await dbAccounts(other.organizationId)).map((r) => r.id), [res.body.data.id]);
     });
 
-    it('replays an idempotent POST: same status and body, meta.replayed, one row', async () => {
+    it('replays an idempotent POST: same status and body, meta.replayed, one row @cluster', async () => {
       const idempotencyKey = newIdempotencyKey();
       const body = { accountNumber: '3000', name: 'Eksportsalg' };
       const first = await create(org.apiKey, body, idempotencyKey);

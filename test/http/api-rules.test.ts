@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { mutate } from '../../services/api/idempotency.ts';
 import { requestFingerprint } from '../../services/idempotency/request-fingerprint.ts';
 import type { AppDeps } from '../../services/api/app.ts';
-import { call, createTestKey, createTestOrg, newIdempotencyKey, startTestApp, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
+import { inProcessOnly, call, createTestKey, createTestOrg, newIdempotencyKey, startTestApp, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
 import { revokeApiKey } from '../../services/organizations/revoke-api-key.ts';
 import { DomainError } from '../../services/shared/errors.ts';
 
@@ -80,7 +80,7 @@ describe('API rules', () => {
   };
 
   before(async () => {
-    t = await startTestApp({ extraRoutes: testRoutes });
+    t = await startTestApp(inProcessOnly({ extraRoutes: testRoutes }));
     org = await createTestOrg();
   });
   after(() => t.close());
@@ -285,7 +285,7 @@ describe('API rules', () => {
       assert.equal(res.status, 401);
     });
 
-    it('403 insufficient_scope names the required scope, before the body is looked at', async () => {
+    it('403 insufficient_scope names the required scope, before the body is looked at @cluster', async () => {
       const key = await createTestKey(org, ['customers:read']);
       const res = await call(t.app, 'POST', '/v1/customers', { key, body: { nonsense: 1 } });
       assert.equal(res.status, 403);
@@ -333,7 +333,7 @@ describe('API rules', () => {
       assert.equal(again.body.data.id, first.body.data.id);
     });
 
-    it('replays the original status and body with meta.replayed and Idempotent-Replayed, without a second effect', async () => {
+    it('replays the original status and body with meta.replayed and Idempotent-Replayed, without a second effect @cluster', async () => {
       const idem = newIdempotencyKey();
       const first = await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: customer, idempotencyKey: idem });
       assert.equal(first.status, 201);
@@ -481,7 +481,7 @@ describe('API rules', () => {
       assert.equal(third.headers['idempotent-replayed'], 'true');
     });
 
-    it('20 concurrent requests with one key produce exactly one customer', async () => {
+    it('20 concurrent requests with one key produce exactly one customer @cluster', async () => {
       const idem = newIdempotencyKey();
       const body = { type: 'company', name: 'Concurrent ApS', externalReference: idem };
       const results = await Promise.all(

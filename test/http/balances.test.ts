@@ -300,3 +300,26 @@ describe('customer balances', () => {
     assert.ok(!(await listIds('pastDue=true')).includes(debtor));
   });
 });
+
+/** The same figures whichever process answers: read back after writes that may each have gone to another one. */
+describe("a customer's balance, as any API process computes it @cluster", () => {
+  let t: TestApp;
+  let org: TestOrg;
+  before(async () => {
+    t = await startTestApp();
+    org = await createTestOrg({ name: 'Saldo ApS' });
+  });
+  after(() => t.close());
+
+  it('is the open invoice less the payment, nothing overdue before the due date', async () => {
+    const today = (await call(t.app, 'GET', '/v1/test-clock', { key: org.apiKey })).body.data.today as string;
+    const customerId = (await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: { type: 'company', name: 'Kunde A/S' } })).body.data.id;
+    const inv = await call(t.app, 'POST', '/v1/invoices?issue=true', { key: org.apiKey, body: { customerId, lines: [line(100_000)], paymentTermsDays: 30 } });
+    assert.equal(inv.status, 201, inv.raw);
+    const paid = await call(t.app, 'POST', `/v1/invoices/${inv.body.data.id}/payments`, { key: org.apiKey, body: { amountOere: 30_000, paymentDate: today } });
+    assert.equal(paid.status, 201, paid.raw);
+    const res = await call(t.app, 'GET', `/v1/customers/${customerId}/balance`, { key: org.apiKey });
+    assert.equal(res.status, 200, res.raw);
+    assert.deepEqual(res.body.data, { ...ZERO, customerId, asOf: today, outstandingOere: 70_000 });
+  });
+});

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { call, createTestKey, createTestOrg, newIdempotencyKey, startTestApp, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
+import { inProcessOnly, call, createTestKey, createTestOrg, newIdempotencyKey, startTestApp, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
 import { copenhagenToday } from '../../services/shared/clock.ts';
 
 const line = (oere: number) => ({ description: 'Konsulentydelse', quantity: 1, unitPriceOere: oere, vatRateBps: 0, vatExemptionReason: 'ML13' });
@@ -22,17 +22,17 @@ describe('POST /v1/batch', () => {
     SELECT booking_key, amount_oere FROM payments WHERE invoice_id = ${invoiceId} ORDER BY booking_key`).map((r) => ({ ...r }));
 
   before(async () => {
-    t = await startTestApp({
+    t = await startTestApp(inProcessOnly({
       afterBatchOperation: (index) => {
         if (crashAfter !== undefined && index === crashAfter) throw new Error('injected crash');
       },
-    });
+    }));
     org = await createTestOrg({ name: 'Batch ApS' });
     customerId = (await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: { type: 'company', name: 'Kunde A/S' } })).body.data.id;
   });
   after(() => t.close());
 
-  it('runs every operation in order and answers each with the status and body of its single call', async () => {
+  it('runs every operation in order and answers each with the status and body of its single call @cluster', async () => {
     const inv = await issued(50_000);
     const res = await batch([
       { op: 'customer.create', params: { type: 'person', name: 'Ida' } },
@@ -136,7 +136,7 @@ describe('POST /v1/batch', () => {
     assert.equal(big.body.error.code, 'payload_too_large');
   });
 
-  it('replays the whole batch on its key, and books each payment on <key>:<index>', async () => {
+  it('replays the whole batch on its key, and books each payment on <key>:<index> @cluster', async () => {
     const inv = await issued(100_000);
     const key = newIdempotencyKey();
     const ops = [

@@ -70,7 +70,7 @@ describe('branding on the pay page', () => {
     assert.ok(!pay.logs().includes(reference), 'the reference is in the logs');
   });
 
-  it('serves only the current light logo, only under a link of its own organisation', async () => {
+  it('serves only the current light logo, only under a link of its own organisation @cluster', async () => {
     const org = await createTestOrg();
     const stranger = await createTestOrg();
     const reference = await linkedInvoice(org);

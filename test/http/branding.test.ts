@@ -335,7 +335,7 @@ describe('Branding: GET /v1/branding, PUT and DELETE /v1/branding/logo', () => {
     assert.equal(noKey.body.error.code, 'idempotency_key_missing');
   });
 
-  it('is idempotent: a repeat with the key replays; the same image again under a new key changes nothing, updatedAt included', async () => {
+  it('is idempotent: a repeat with the key replays; the same image again under a new key changes nothing, updatedAt included @cluster', async () => {
     const org = await createTestOrg();
     const key = newIdempotencyKey();
     const body = { data: png.toString('base64'), mime: 'image/png' };
@@ -376,7 +376,7 @@ describe('Branding: GET /v1/branding, PUT and DELETE /v1/branding/logo', () => {
     await assertNothingStored(org);
   });
 
-  it("keeps organisations apart: another organisation sees null and deleting its own logo leaves this one's", async () => {
+  it("keeps organisations apart: another organisation sees null and deleting its own logo leaves this one's @cluster", async () => {
     const a = await createTestOrg();
     const b = await createTestOrg();
     assert.equal((await put(a, { data: png.toString('base64'), mime: 'image/png' })).status, 200);

@@ -165,7 +165,7 @@ describe('Collection cases', () => {
       assert.deepEqual([...rows], [{ type: 'sag.oprettet', entity_family: 'sag', entity_id: id, sekvensnummer: 1 }]);
     });
 
-    it('numbers cases 1, 2, 3… per organisation, without gaps when creations race or are refused', async () => {
+    it('numbers cases 1, 2, 3… per organisation, without gaps when creations race or are refused @cluster', async () => {
       const [a, b] = [await createTestOrg(), await createTestOrg()];
       for (const n of [1, 2, 3]) assert.equal((await createAs(a, body())).body.data.caseNumber, n);
       assert.equal((await createAs(b, body())).body.data.caseNumber, 1);
@@ -226,7 +226,7 @@ describe('Collection cases', () => {
       assert.deepEqual((await api('GET', `/v1/cases/${first.body.data.id}`)).body.data, first.body.data);
     });
 
-    it('racing creations with one externalReference make one case; the others replay it', async () => {
+    it('racing creations with one externalReference make one case; the others replay it @cluster', async () => {
       const o = await createTestOrg();
       const input = body();
       const results = await Promise.all(Array.from({ length: 10 }, () => createAs(o, input)));

@@ -183,7 +183,7 @@ describe('POST /v1/invoices/{id}/collect', () => {
     assert.equal(reminders.body.meta.nextReminder, null);
   });
 
-  it('a repeat under another key: 200, the same case, meta.replayed; still payable', async () => {
+  it('a repeat under another key: 200, the same case, meta.replayed; still payable @cluster', async () => {
     const inv = await newInvoice({ settings: { maxReminders: 0 } });
     await pastDue(inv);
     const first = await collect(inv);
@@ -198,7 +198,7 @@ describe('POST /v1/invoices/{id}/collect', () => {
     assert.equal((await getInvoice(inv)).status, 'paid');
   });
 
-  it('racing collects under different keys make one case; every answer carries it', async () => {
+  it('racing collects under different keys make one case; every answer carries it @cluster', async () => {
     const inv = await newInvoice({ settings: { maxReminders: 0 } });
     await pastDue(inv);
     const answers = await Promise.all(Array.from({ length: 5 }, () => collect(inv)));

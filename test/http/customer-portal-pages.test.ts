@@ -378,7 +378,7 @@ describe('customer portal pages', function () {
   });
 
   describe('redeeming the link', () => {
-    it('opening the link asks first (a mail scanner does not spend it); the link then signs in once', async () => {
+    it('opening the link asks first (a mail scanner does not spend it); the link then signs in once @cluster', async () => {
       const token = await requestLink();
       const confirm = await page('GET', `/portal/${SUB}/sign-in/${token}`);
       assert.equal(confirm.statusCode, 200);
@@ -476,7 +476,7 @@ describe('customer portal pages', function () {
       cookie = await signIn();
     });
 
-    it('shows the customer\'s own invoices and balance, nobody else\'s', async () => {
+    it('shows the customer\'s own invoices and balance, nobody else\'s @cluster', async () => {
       const res = await page('GET', `/portal/${SUB}`, { cookie });
       assert.equal(res.statusCode, 200);
       assert.match(res.body, new RegExp(`data-invoice-number="${ownInvoice.number}"`));
@@ -635,7 +635,7 @@ describe('customer portal pages', function () {
       });
     });
 
-    it('signing out needs the CSRF token, ends the session for good and clears the cookie', async () => {
+    it('signing out needs the CSRF token, ends the session for good and clears the cookie @cluster', async () => {
       const mine = await signIn();
       const csrf = csrfOf((await page('GET', `/portal/${SUB}`, { cookie: mine })).body)!;
       assert.equal((await page('POST', `/portal/${SUB}/sign-out`, { cookie: mine, form: {} })).statusCode, 403);

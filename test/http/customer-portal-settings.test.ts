@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { call, createTestKey, createTestOrg, startTestApp, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
+import { inProcessOnly, call, createTestKey, createTestOrg, startTestApp, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
 import { startTestDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
 import { readConfig } from '../../services/shared/config.ts';
 import { domainSettings } from '../../services/domains/domain-settings.ts';
@@ -34,8 +34,8 @@ describe('customer portal settings: GET/PATCH /v1/customer-portal, POST /v1/cust
   before(async () => {
     dns = await startTestDnsServer();
     const config = readConfig({ DNS_SERVERS: dns.address, PORTAL_CNAME_TARGET: TARGET });
-    t = await startTestApp({ payBaseUrl: BASE, publicApiUrl: API, domains: domainSettings(config) });
-    withBase = await startTestApp({ payBaseUrl: BASE, domains: domainSettings(readConfig({ DNS_SERVERS: dns.address, PORTAL_CNAME_TARGET: TARGET, PORTAL_BASE_DOMAIN: 'Kunde.Faktura.Test' })) });
+    t = await startTestApp(inProcessOnly({ payBaseUrl: BASE, publicApiUrl: API, domains: domainSettings(config) }));
+    withBase = await startTestApp(inProcessOnly({ payBaseUrl: BASE, domains: domainSettings(readConfig({ DNS_SERVERS: dns.address, PORTAL_CNAME_TARGET: TARGET, PORTAL_BASE_DOMAIN: 'Kunde.Faktura.Test' })) }));
   });
   after(async () => {
     await t.close();
@@ -151,7 +151,7 @@ describe('customer portal settings: GET/PATCH /v1/customer-portal, POST /v1/cust
     assert.equal(free.body.data.subdomain, s);
   });
 
-  it('two organisations asking for one subdomain at once: one gets it, the other 409 subdomain_taken', async () => {
+  it('two organisations asking for one subdomain at once: one gets it, the other 409 subdomain_taken @cluster', async () => {
     for (let round = 0; round < 3; round++) {
       const [a, b] = [await createTestOrg(), await createTestOrg()];
       const s = sub();

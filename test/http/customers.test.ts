@@ -27,7 +27,7 @@ describe('customers', () => {
   after(() => t.close());
 
   describe('POST /v1/customers', () => {
-    it('creates a customer with every field and answers 201 with Location', async () => {
+    it('creates a customer with every field and answers 201 with Location @cluster', async () => {
       const res = await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: full });
       assert.equal(res.status, 201);
       const c = res.body.data;
@@ -125,7 +125,7 @@ describe('customers', () => {
   });
 
   describe('PATCH /v1/customers/{id}', () => {
-    it('keeps omitted fields, clears null ones and replaces given ones; last write wins', async () => {
+    it('keeps omitted fields, clears null ones and replaces given ones; last write wins @cluster', async () => {
       const created = (await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: full })).body.data;
       const res = await call(t.app, 'PATCH', `/v1/customers/${created.id}`, {
         key: org.apiKey,

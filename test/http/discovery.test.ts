@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { SCOPES } from '../../contracts/scopes.ts';
 import { call, createTestKey, createTestOrg, startTestApp, type TestApp, type TestOrg } from '../helpers/context.ts';
 
-describe('GET /v1', () => {
+describe('GET /v1 @cluster', () => {
   let t: TestApp;
   let org: TestOrg;
   before(async () => {

@@ -83,3 +83,22 @@ describe('error logs carry no request data', () => {
     assert.equal(errSerializer(made), made);
   });
 });
+
+/** Whichever process takes a request: what it refuses, it logs without the values the request carried. */
+describe('logs of a refused request carry none of its values @cluster', () => {
+  let t: TestApp;
+  let org: TestOrg;
+  before(async () => {
+    t = await startTestApp();
+    org = await createTestOrg();
+  });
+  after(() => t.close());
+
+  it('a body that fails validation is logged by route and status, without the e-mail or CPR it held', async () => {
+    const res = await call(t.app, 'POST', `/v1/customers?ref=${encodeURIComponent(EMAIL)}`, { key: org.apiKey, body: { type: 'person', name: 5, email: EMAIL, note: CPR } });
+    assert.equal(res.status, 400);
+    const logs = t.logs();
+    assert.ok(logs.includes(`"reqId":"${res.headers['request-id'] as string}"`), 'the request was logged');
+    for (const needle of [EMAIL, CPR, encodeURIComponent(EMAIL), 'kunde.fejl']) assert.ok(!logs.includes(needle), `the log shows ${needle}`);
+  });
+});

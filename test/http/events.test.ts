@@ -18,7 +18,7 @@ describe('GET /v1/events', () => {
   const record = (org: TestOrg, type: EventType, entityId: string, data: Record<string, unknown> = {}) =>
     testDb().db.tx((tx) => recordEvent(tx, { organizationId: org.organizationId, type, entityId, data } as EventRecord));
 
-  it('lists what issuing and crediting wrote, in exactly the delivery shape, with no personal data', async () => {
+  it('lists what issuing and crediting wrote, in exactly the delivery shape, with no personal data @cluster', async () => {
     const org = await createTestOrg();
     const customer = await call(t.app, 'POST', '/v1/customers', {
       key: org.apiKey,
@@ -67,7 +67,7 @@ describe('GET /v1/events', () => {
     assert.deepEqual(items.filter((e) => e.customer).map((e) => e.customer!.sekvensnummer), [1, 2, 3, 4, 5]);
   });
 
-  it('gives concurrent writers of one entity distinct, gap-free numbers', async () => {
+  it('gives concurrent writers of one entity distinct, gap-free numbers @cluster', async () => {
     const org = await createTestOrg();
     const entity = uuidv7();
     const results = await Promise.allSettled(Array.from({ length: 8 }, () => record(org, 'invoice.sent', entity)));

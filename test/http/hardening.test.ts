@@ -13,7 +13,7 @@ describe('hardening: odd input still gets the envelope', () => {
   });
   after(() => t.close());
 
-  it('refuses U+0000 in body strings, object keys and query values with 400 validation_failed', async () => {
+  it('refuses U+0000 in body strings, object keys and query values with 400 validation_failed @cluster', async () => {
     for (const [method, url, body, path] of [
       ['POST', '/v1/customers', { type: 'person', name: 'A\u0000B' }, '/name'],
       ['POST', '/v1/customers', { type: 'person', name: 'A', metadata: { k: 'v\u0000' } }, '/metadata/k'],
@@ -28,7 +28,7 @@ describe('hardening: odd input still gets the envelope', () => {
     }
   });
 
-  it('answers a path that cannot be decoded with 404 route_not_found and a Request-Id', async () => {
+  it('answers a path that cannot be decoded with 404 route_not_found and a Request-Id @cluster', async () => {
     const res = await call(t.app, 'GET', '/v1/customers/%zz', { key: org.apiKey });
     assert.equal(res.status, 404);
     assert.equal(res.body.error.code, 'route_not_found');
@@ -73,7 +73,7 @@ describe('hardening: odd input still gets the envelope', () => {
       assert.equal(body.error.code, 'invalid_request');
     });
 
-    it('answers oversized headers with a 431 envelope', async () => {
+    it('answers oversized headers with a 431 envelope @cluster', async () => {
       const res = await raw(`GET /v1 HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
       assert.match(res, /^HTTP\/1\.1 431 /);
       const body = JSON.parse(res.slice(res.indexOf('\r\n\r\n') + 4));

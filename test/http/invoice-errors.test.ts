@@ -103,7 +103,7 @@ describe('invoice errors', () => {
     assert.deepEqual([ok.body.data.issueDate, ok.body.data.dueDate], ['2026-03-10', '2026-03-01']);
   });
 
-  it('finds one inline customer under concurrency: ten parallel creates naming a new customer make one', async () => {
+  it('finds one inline customer under concurrency: ten parallel creates naming a new customer make one @cluster', async () => {
     const ref = `inline-${Date.now()}`;
     const results = await Promise.all(
       Array.from({ length: 10 }, () =>
@@ -126,7 +126,7 @@ describe('invoice errors', () => {
     }
   });
 
-  it('the issue and send query flags are part of the idempotency fingerprint', async () => {
+  it('the issue and send query flags are part of the idempotency fingerprint @cluster', async () => {
     const key = `flags-${Date.now()}`;
     const body = { customerId, lines: [line] };
     assert.equal((await call(t.app, 'POST', '/v1/invoices', { key: org.apiKey, body, idempotencyKey: key })).status, 201);

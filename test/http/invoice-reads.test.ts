@@ -52,7 +52,7 @@ describe('invoice reads: lists, filters, isolation, document integrity', () => {
     assert.match(unknownStatus.body.error.details[0].message, /^querystring must be one of: draft, issued, /);
   });
 
-  it('another organisation’s invoice or credit note answers exactly like an unknown id on every route', async () => {
+  it('another organisation’s invoice or credit note answers exactly like an unknown id on every route @cluster', async () => {
     const unknown = '0190a8a0-0000-7000-8000-00000000abcd';
     const routes: [string, string, unknown][] = [
       ['GET', '/v1/invoices/ID', undefined],

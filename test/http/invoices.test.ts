@@ -43,7 +43,7 @@ describe('invoices', () => {
     assert.deepEqual(inv.lines[1].discount, { type: 'percent', value: 10 });
   });
 
-  it('issues with ?issue=true: number, dates and a locked PDF whose hash is served as ETag', async () => {
+  it('issues with ?issue=true: number, dates and a locked PDF whose hash is served as ETag @cluster', async () => {
     const res = await call(t.app, 'POST', '/v1/invoices?issue=true', { key: org.apiKey, body: { customerId, lines, paymentTermsDays: 8 } });
     assert.equal(res.status, 201);
     const inv = res.body.data;
@@ -65,7 +65,7 @@ describe('invoices', () => {
     }
   });
 
-  it('numbers 50 concurrent issues exactly 1..50 with no gap or duplicate', async () => {
+  it('numbers 50 concurrent issues exactly 1..50 with no gap or duplicate @cluster', async () => {
     const fresh = await createTestOrg();
     const c = (await call(t.app, 'POST', '/v1/customers', { key: fresh.apiKey, body: { type: 'person', name: 'P' } })).body.data.id;
     const drafts = await Promise.all(

@@ -71,7 +71,7 @@ describe('two-organisation isolation', () => {
     assert.equal(await sameAsUnknown('PATCH', `/v1/products/${bProduct.id}`, `/v1/products/${unknown}`, { name: 'Hijack' }), 'product_not_found');
   });
 
-  it('lists and exact filters never show another organisation’s rows', async () => {
+  it('lists and exact filters never show another organisation’s rows @cluster', async () => {
     const ids = async (url: string) => (await call(t.app, 'GET', url, { key: a.apiKey })).body.data.map((r: { id: string }) => r.id);
     assert.deepEqual(await ids('/v1/customers'), [aCustomer.id]);
     assert.deepEqual(await ids('/v1/customers?externalReference=shared-ref'), []);

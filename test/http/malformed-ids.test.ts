@@ -73,7 +73,7 @@ describe('malformed ids: every route answers a malformed id as it answers an unk
     for (const bad of ['kunde@example.dk', '010101-1234', 'not-a-uuid']) assert.ok(!logs.includes(bad), `the log shows ${bad}`);
   });
 
-  it('POST /v1/subscriptions/{id}/run with a malformed id is 404 subscription_not_found (it was a 500 from PostgreSQL)', async () => {
+  it('POST /v1/subscriptions/{id}/run with a malformed id is 404 subscription_not_found (it was a 500 from PostgreSQL) @cluster', async () => {
     const res = await call(t.app, 'POST', '/v1/subscriptions/not-a-uuid/run', { key: org.apiKey });
     assert.equal(res.status, 404);
     assert.equal(res.body.error.code, 'subscription_not_found');

@@ -94,7 +94,7 @@ describe('members and roles', () => {
     assert.equal(scope.status, 403);
   });
 
-  it('two concurrent demotions of the last two admins: one succeeds, the other is 422 last_admin', async () => {
+  it('two concurrent demotions of the last two admins: one succeeds, the other is 422 last_admin @cluster', async () => {
     for (let round = 0; round < 5; round++) {
       const o = await createTestOrg();
       const a = await add(o, 'A', 'admin');

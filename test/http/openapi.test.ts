@@ -36,7 +36,7 @@ describe('OpenAPI document and docs page', () => {
   });
   after(() => t.close());
 
-  it('serves an OpenAPI 3.1 document without a key', async () => {
+  it('serves an OpenAPI 3.1 document without a key @cluster', async () => {
     const res = await call(t.app, 'GET', '/v1/openapi.json');
     assert.equal(res.status, 200);
     assert.equal(res.body.openapi, '3.1.0');
@@ -193,7 +193,7 @@ describe('OpenAPI document and docs page', () => {
     }
   });
 
-  it('serves the interactive docs page', async () => {
+  it('serves the interactive docs page @cluster', async () => {
     const res = await call(t.app, 'GET', '/docs/');
     assert.equal(res.status, 200);
     assert.match(String(res.headers['content-type']), /text\/html/);

@@ -18,7 +18,7 @@ describe('cursor pagination', () => {
   });
   after(() => t.close());
 
-  it('walks every row exactly once while other rows are being inserted between pages', async () => {
+  it('walks every row exactly once while other rows are being inserted between pages @cluster', async () => {
     const existing = new Set(
       (await testDb().db.sql<{ id: string }[]>`SELECT id FROM customers WHERE organization_id = ${org.organizationId}`).map((r) => r.id),
     );

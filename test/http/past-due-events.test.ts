@@ -45,7 +45,7 @@ describe('customer.past_due and customer.settled', () => {
   };
   const balance = async (org: TestOrg, customerId: string) => (await call(t.app, 'GET', `/v1/customers/${customerId}/balance`, { key: org.apiKey })).body.data;
 
-  it('a clock advance that crosses the thresholds fires customer.past_due once; the payment that settles fires customer.settled', async () => {
+  it('a clock advance that crosses the thresholds fires customer.past_due once; the payment that settles fires customer.settled @cluster', async () => {
     const org = await createTestOrg();
     const c = await customer(org, 'erp-debtor-1');
     const inv = await issue(org, c, 30_000); // due in 14 days
@@ -137,7 +137,7 @@ describe('customer.past_due and customer.settled', () => {
     assert.equal(due!.now, true);
   });
 
-  it('parallel payments that together settle a past-due customer announce customer.settled exactly once', async () => {
+  it('parallel payments that together settle a past-due customer announce customer.settled exactly once @cluster', async () => {
     const org = await createTestOrg();
     const c = await customer(org, 'erp-debtor-4');
     const invoices = [];

@@ -88,7 +88,7 @@ describe('pay service', () => {
     (await sql()<{ status: string; payment_id: string | null; failure_reason: string | null }[]>`SELECT status, payment_id, failure_reason FROM checkout_sessions WHERE id = ${id}`)[0]!;
 
   describe('pages', () => {
-    it('the code page is a labelled, accessible form in Danish by default and in English on request', async () => {
+    it('the code page is a labelled, accessible form in Danish by default and in English on request @cluster', async () => {
       const da = await page('/');
       assert.equal(da.statusCode, 200);
       assert.match(String(da.headers['content-type']), /^text\/html; charset=utf-8/);
@@ -278,7 +278,7 @@ describe('pay service', () => {
       assert.equal(received!.data.source, 'card');
     });
 
-    it('a duplicate delivery books nothing more, also when ten arrive at once', async () => {
+    it('a duplicate delivery books nothing more, also when ten arrive at once @cluster', async () => {
       const inv = await linked(12_500);
       const s = await checkout(inv.reference);
       const succeeded = event(s, 'payment.succeeded');

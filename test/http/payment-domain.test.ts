@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { call, createTestKey, createTestOrg, startTestApp, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
+import { inProcessOnly, call, createTestKey, createTestOrg, startTestApp, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
 import { startTestDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
 import { startTestPay, type TestPay } from '../helpers/pay.ts';
 import { readConfig } from '../../services/shared/config.ts';
@@ -59,10 +59,10 @@ describe('payment domain: GET/PUT /v1/payment-domain, POST /v1/payment-domain/ve
     // The API as `npm start` builds it from its environment: DNS_SERVERS names the loopback server.
     const config = readConfig({ DNS_SERVERS: dns.address, PORTAL_BASE_DOMAIN: PORTAL_BASE, PORTAL_CNAME_TARGET: PORTAL_TARGET });
     assert.deepEqual(config.dnsServers, [dns.address]);
-    t = await startTestApp({ payBaseUrl: BASE, publicApiUrl: API, domains: domainSettings(config) });
-    plain = await startTestApp({ payBaseUrl: BASE, domains: domainSettings(readConfig({ DNS_SERVERS: dns.address })) });
-    pay = await startTestPay({ payBaseUrl: BASE, portal: { keyring: testDb().keyring } });
-    proxied = await startTestPay({ payBaseUrl: BASE, trustProxy: true });
+    t = await startTestApp(inProcessOnly({ payBaseUrl: BASE, publicApiUrl: API, domains: domainSettings(config) }));
+    plain = await startTestApp(inProcessOnly({ payBaseUrl: BASE, domains: domainSettings(readConfig({ DNS_SERVERS: dns.address })) }));
+    pay = await startTestPay(inProcessOnly({ payBaseUrl: BASE, portal: { keyring: testDb().keyring } }));
+    proxied = await startTestPay(inProcessOnly({ payBaseUrl: BASE, trustProxy: true }));
   });
   after(async () => {
     await pay.close();
@@ -387,7 +387,7 @@ describe('payment domain: GET/PUT /v1/payment-domain, POST /v1/payment-domain/ve
     assert.equal(count!.n, 1);
   });
 
-  it('replays: the same Idempotency-Key answers the first PUT again', async () => {
+  it('replays: the same Idempotency-Key answers the first PUT again @cluster', async () => {
     const org = await createTestOrg();
     const key = `pd-${Date.now()}`;
     const domain = fresh();

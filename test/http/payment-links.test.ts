@@ -46,7 +46,7 @@ describe('payment links: GET/POST /v1/invoices/{id}/payment-link', () => {
     assert.equal(rows!.n, 1);
   });
 
-  it('GET first creates the link too, and concurrent first requests agree on one link', async () => {
+  it('GET first creates the link too, and concurrent first requests agree on one link @cluster', async () => {
     const id = await invoice(true);
     const answers = await Promise.all([
       ...Array.from({ length: 5 }, () => call(t.app, 'GET', `/v1/invoices/${id}/payment-link`, { key: org.apiKey })),

@@ -43,7 +43,7 @@ describe('payments', () => {
   after(() => t.close());
 
   describe('POST /v1/invoices/{id}/payments', () => {
-    it('books a partial payment, then the rest: outcomes, balance, status paid, events and timeline', async () => {
+    it('books a partial payment, then the rest: outcomes, balance, status paid, events and timeline @cluster', async () => {
       const inv = await issued(100_000, { externalReference: 'erp-100' });
       const first = await pay(inv.id, 30_000, { paymentDate: addDays(today(), -3) });
       assert.equal(first.status, 201, first.raw);
@@ -259,7 +259,7 @@ describe('payments', () => {
       assert.equal((await paymentRows(otherInvoice.id)).length, 0);
     });
 
-    it('20 parallel registrations with one key book one payment', async () => {
+    it('20 parallel registrations with one key book one payment @cluster', async () => {
       const inv = await issued(10_000);
       const key = newIdempotencyKey();
       const results = await Promise.all(Array.from({ length: 20 }, () => pay(inv.id, 2_500, { idempotencyKey: key })));
@@ -320,7 +320,7 @@ describe('payments', () => {
   });
 
   describe('bookPayment for provider callbacks', () => {
-    it('books a provider payment id once when the same callback is handled twice at the same time', async () => {
+    it('books a provider payment id once when the same callback is handled twice at the same time @cluster', async () => {
       const inv = await issued(30_000);
       const { db } = testDb();
       const input = { source: 'card' as const, bookingKey: `pi_${newIdempotencyKey()}`, amountOere: 30_000, paymentDate: today() };

@@ -27,7 +27,7 @@ describe('personal data at rest and in logs', () => {
   });
   after(() => t.close());
 
-  it('no table holds the e-mail or phone in clear text (stored responses included)', async () => {
+  it('no table holds the e-mail or phone in clear text (stored responses included) @cluster', async () => {
     const { sql } = testDb().db;
     const columns = await sql<{ table_name: string; column_name: string }[]>`
       SELECT table_name, column_name FROM information_schema.columns
@@ -47,7 +47,7 @@ describe('personal data at rest and in logs', () => {
     assert.ok(row!.email_enc.length > email.length, 'ciphertext present');
   });
 
-  it('logs carry neither the e-mail nor the phone, not even from a query string', () => {
+  it('logs carry neither the e-mail nor the phone, not even from a query string @cluster', () => {
     const logs = t.logs();
     assert.ok(logs.length > 0);
     assert.match(logs, /email=\[redacted\]/);

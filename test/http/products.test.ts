@@ -204,7 +204,7 @@ describe('Products', () => {
       assert.deepEqual([res.body.data.vatRateBps, res.body.data.vatExemptionReason], [2500, 'ML13']);
     });
 
-    it('refuses a SKU that exists in another case: 409 sku_already_exists, one row', async () => {
+    it('refuses a SKU that exists in another case: 409 sku_already_exists, one row @cluster', async () => {
       const first = await create({ ...widget, sku: 'Dup-Sku' });
       assert.equal(first.status, 201, first.raw);
       const res = await create({ ...widget, sku: 'dUP-sKU', name: 'Other' });
@@ -224,7 +224,7 @@ describe('Products', () => {
       assert.equal((await dbProduct(theirs.body.data.id))!.organization_id, other.organizationId);
     });
 
-    it('replays an idempotent POST: same status, body and Location, meta.replayed, one row', async () => {
+    it('replays an idempotent POST: same status, body and Location, meta.replayed, one row @cluster', async () => {
       const idempotencyKey = newIdempotencyKey();
       const body = { ...widget, sku: sku('REPLAY') };
       const first = await call(t.app, 'POST', '/v1/products', { key: org.apiKey, idempotencyKey, body });

@@ -31,7 +31,7 @@ describe("the README's first customer and first invoice", () => {
   });
   after(() => t.close());
 
-  it('creates the customer and issues the invoice with the amounts the README shows', async () => {
+  it('creates the customer and issues the invoice with the amounts the README shows @cluster', async () => {
     const customer = example('/v1/customers');
     const created = await call(t.app, 'POST', customer.url, { key: org.apiKey, body: customer.body });
     assert.equal(created.status, 201, created.raw);

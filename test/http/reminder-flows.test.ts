@@ -83,7 +83,7 @@ describe('reminder flows', () => {
       assertError(await call(t.app, 'GET', '/v1/reminder-flows', { key: none }), 403, 'insufficient_scope');
     });
 
-    it('opens the routes from the next request once the plan changes to pro', async () => {
+    it('opens the routes from the next request once the plan changes to pro @cluster', async () => {
       const org = await createTestOrg();
       assertError(await call(t.app, 'GET', '/v1/reminder-flows', { key: org.apiKey }), 403, 'plan_required');
       const { updateOrganization } = await import('../../services/organizations/update-organization.ts');
@@ -206,7 +206,7 @@ describe('reminder flows', () => {
       assertError(await approve(org.otherKey, 'FOUR_EYES', 1), 422, 'invalid_transition');
     });
 
-    it('activates an approved version and moves the previously active version (another key) to inactive', async () => {
+    it('activates an approved version and moves the previously active version (another key) to inactive @cluster', async () => {
       const org = await proOrg();
       await activeVersion(org, 'FIRST');
       await create(org, { key: 'SECOND', name: 'Second', graph: graph() }, org.otherKey);

@@ -1,15 +1,5 @@
 import assert from 'node:assert/strict';
-import {
-  call,
-  createTestKey,
-  createTestOrg,
-  newIdempotencyKey,
-  startTestApp,
-  testDb,
-  type ApiResponse,
-  type TestApp,
-  type TestOrg,
-} from '../helpers/context.ts';
+import { inProcessOnly, call, createTestKey, createTestOrg, newIdempotencyKey, startTestApp, testDb, type ApiResponse, type TestApp, type TestOrg } from '../helpers/context.ts';
 import { DEFAULT_REMINDER_SETTINGS, loadReminderSettings, type ReminderSettings } from '../../services/reminders/reminder-settings.ts';
 
 interface DbSettings {
@@ -83,12 +73,12 @@ describe('Reminder settings', () => {
   const seenByHook = new Map<string, ReminderSettings>();
 
   before(async () => {
-    t = await startTestApp({
+    t = await startTestApp(inProcessOnly({
       onReminderSettingsChanged: async (organizationId) => {
         seenByHook.set(organizationId, await testDb().db.read((sql) => loadReminderSettings(sql, organizationId)));
         changed.push(organizationId);
       },
-    });
+    }));
     org = await createTestOrg();
   });
   after(() => t.close());
@@ -153,7 +143,7 @@ describe('Reminder settings', () => {
       assert.deepEqual(seenByHook.get(o.organizationId), custom, 'the hook runs after commit: the new settings are readable');
     });
 
-    it('is a full replacement: a second PUT overwrites every field (feeOere null means the statutory cap)', async () => {
+    it('is a full replacement: a second PUT overwrites every field (feeOere null means the statutory cap) @cluster', async () => {
       const o = await createTestOrg();
       assert.equal((await put(custom, o)).status, 200);
       const first = await dbSettings(o.organizationId);

@@ -510,7 +510,7 @@ describe('Reminder history and ad-hoc reminders', () => {
     });
 
     describe('idempotency and scopes', () => {
-      it('the same Idempotency-Key replays the first answer and sends no second reminder', async () => {
+      it('the same Idempotency-Key replays the first answer and sends no second reminder @cluster', async () => {
         const c = await newCase();
         await toDaysAfterDue(c, 3);
         const key = newIdempotencyKey();
@@ -570,7 +570,7 @@ describe('Reminder history and ad-hoc reminders', () => {
       });
     });
 
-    it('5 concurrent POSTs on one invoice: reminders 1, 2, 3 exactly once each, and two 422 reminder_limit_reached', async () => {
+    it('5 concurrent POSTs on one invoice: reminders 1, 2, 3 exactly once each, and two 422 reminder_limit_reached @cluster', async () => {
       const c = await newCase();
       await toDaysAfterDue(c, 3);
       const results = await Promise.all(Array.from({ length: 5 }, () => remind(c)));

@@ -38,7 +38,7 @@ describe('seller details required to issue', () => {
     for (const d of res.body.error.details) assert.match(d.message, /npm run admin -- update-org --org ID --[a-z-]+ /);
   };
 
-  it('POST /v1/invoices?issue=true names every missing field, creates nothing, and keeps the key free', async () => {
+  it('POST /v1/invoices?issue=true names every missing field, creates nothing, and keeps the key free @cluster', async () => {
     const org = await createTestOrg({ name: 'Kun Navn ApS', cvr: undefined, street: undefined, postalCode: undefined, city: undefined });
     const customerId = await customer(org);
     const before = await counts(org);
@@ -109,7 +109,7 @@ describe('sending: meta.send and sentAt', () => {
   const customer = async (email: string | null): Promise<string> =>
     (await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: { type: 'company', name: 'Kunde A/S', email } })).body.data.id;
 
-  it('?send=true and POST …/send answer status "sent" with data.sentAt set, as later reads show it', async () => {
+  it('?send=true and POST …/send answer status "sent" with data.sentAt set, as later reads show it @cluster', async () => {
     const created = await call(t.app, 'POST', '/v1/invoices?send=true', { key: org.apiKey, body: { customerId: await customer('ap@kunde.dk'), lines } });
     assert.equal(created.status, 201);
     assert.deepEqual(created.body.meta, { send: { status: 'sent' } });

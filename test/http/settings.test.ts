@@ -23,7 +23,7 @@ describe('GET /v1/settings', () => {
     });
   });
 
-  it('shows what the operator set: seller details, plan, thresholds and verification', async () => {
+  it('shows what the operator set: seller details, plan, thresholds and verification @cluster', async () => {
     const org = await createTestOrg({ name: 'Fuld ApS', email: 'faktura@fuld.dk', bankReg: '1234', bankAccount: '0012345678', plan: 'pro' });
     await testDb().db.sql`UPDATE organizations SET past_due_amount_oere = 5000, past_due_days = 7, verification = 'verified' WHERE id = ${org.organizationId}`;
     const res = await call(t.app, 'GET', '/v1/settings', { key: org.apiKey });

@@ -43,7 +43,7 @@ describe('GET /v1/settlements', () => {
     assert.match(String(res.body.data[0]?.id), /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 
-  it('a verified organisation\'s payouts are paid from the payout date and pending before it', async () => {
+  it('a verified organisation\'s payouts are paid from the payout date and pending before it @cluster', async () => {
     const o = await createTestOrg();
     await testDb().db.sql`UPDATE organizations SET verification = 'verified' WHERE id = ${o.organizationId}`;
     const now = await today(o);

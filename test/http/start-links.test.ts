@@ -277,7 +277,7 @@ describe('start links', () => {
     assert.deepEqual(await statuses(), ['paid']); // paid out on 2026-03-03, long past
   });
 
-  it('concurrent first calls open one session: one 201, the others 200 with the same session', async () => {
+  it('concurrent first calls open one session: one 201, the others 200 with the same session @cluster', async () => {
     const org = await createTestOrg();
     const answers = await Promise.all(Array.from({ length: 6 }, () => start(org, ACCOUNTING)));
     assert.deepEqual(answers.map((a) => a.status).sort(), [200, 200, 200, 200, 200, 201]);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { call, createTestOrg, newIdempotencyKey, startTestApp, testClock, testDb, testRenderer, type ApiResponse, type CallOptions, type TestApp, type TestOrg } from '../helpers/context.ts';
+import { inProcessOnly, call, createTestOrg, newIdempotencyKey, startTestApp, testClock, testDb, testRenderer, type ApiResponse, type CallOptions, type TestApp, type TestOrg } from '../helpers/context.ts';
 import { addDays } from '../../services/subscriptions/period-math.ts';
 import type { PdfRenderer } from '../../services/documents/pdf-renderer.ts';
 
@@ -14,7 +14,7 @@ describe('POST /v1/subscriptions/{id}/run', () => {
   const api = (method: string, url: string, opts: CallOptions = {}) => call(t.app, method, url, { key: org.apiKey, ...opts });
 
   before(async () => {
-    t = await startTestApp({ mailDispatch: { dispatch: async (_org, id) => void dispatched.push(id) } });
+    t = await startTestApp(inProcessOnly({ mailDispatch: { dispatch: async (_org, id) => void dispatched.push(id) } }));
     org = await createTestOrg();
     customerId = (await api('POST', '/v1/customers', { body: { type: 'company', name: 'Abonnent ApS' } })).body.data.id;
     mailedCustomerId = (await api('POST', '/v1/customers', { body: { type: 'company', name: 'Post ApS', email: 'bogholderi@post.dk' } })).body.data.id;
@@ -130,6 +130,23 @@ describe('POST /v1/subscriptions/{id}/run', () => {
     }
     const [{ n } = { n: -1 }] = await sql()`SELECT count(*)::int AS n FROM invoices WHERE subscription_id = ${s.id}`;
     assert.equal(n, 1);
+  });
+
+  it('a due period is invoiced once, whoever runs it: 20 concurrent runs, and the schedule where an engine runs it @cluster', async () => {
+    const s = await create();
+    const all = await Promise.all(Array.from({ length: 20 }, () => run(s.id)));
+    assert.ok(all.filter((r) => r.status === 201).length <= 1, JSON.stringify(all.map((r) => r.raw)));
+    for (const r of all.filter((x) => x.status !== 201)) {
+      assert.ok(
+        (r.status === 422 && r.body.error.code === 'subscription_not_due') || (r.status === 409 && r.body.error.code === 'subscription_run_in_progress'),
+        r.raw,
+      );
+    }
+    // None of the runs may have issued it: then the engine's schedule has, or is doing so.
+    const invoices = async () => (await sql()<{ n: number }[]>`SELECT count(*)::int AS n FROM invoices WHERE subscription_id = ${s.id}`)[0]!.n;
+    for (const until = Date.now() + 15_000; (await invoices()) === 0 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(await invoices(), 1);
   });
 
   it('a catch-up runs one period per call, oldest first; a period before the creation is issued on the creation day', async () => {

@@ -44,7 +44,7 @@ describe('subscriptions', () => {
       SELECT type, sekvensnummer, entity_family, data FROM events WHERE entity_id = ${id} ORDER BY sekvensnummer`).map((e) => ({ ...e }));
 
   describe('POST /v1/subscriptions', () => {
-    it('creates an active subscription with the defaults, 201 + Location, the exact shape and subscription.created', async () => {
+    it('creates an active subscription with the defaults, 201 + Location, the exact shape and subscription.created @cluster', async () => {
       const res = await api('POST', '/v1/subscriptions', { body: body() });
       assert.equal(res.status, 201, res.raw);
       const s = res.body.data;

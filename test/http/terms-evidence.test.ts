@@ -280,7 +280,7 @@ describe('terms evidence: POST /v1/betingelse-accept', () => {
       assert.equal((await termsTimeline(inv)).length, 1);
     });
 
-    it('the same Idempotency-Key replays the original response (201) with meta.replayed; another body under it is idempotency_conflict', async () => {
+    it('the same Idempotency-Key replays the original response (201) with meta.replayed; another body under it is idempotency_conflict @cluster', async () => {
       const header = newIdempotencyKey();
       const body = base();
       const first = await accept(t, org.apiKey, body, { idempotencyKey: header });

@@ -31,7 +31,7 @@ describe('test clock', () => {
     }
   });
 
-  it('advances by days and to an instant, forward only', async () => {
+  it('advances by days and to an instant, forward only @cluster', async () => {
     const org = await createTestOrg();
     const byDays = await advance(org, { days: 30 });
     assert.equal(byDays.status, 200);
@@ -127,7 +127,7 @@ describe('test clock', () => {
     assert.equal(today, copenhagenToday(new Date(Date.now() + 40 * DAY)));
   });
 
-  it('is seen at once by another process: only the (immutable) sandbox flag is cached', async () => {
+  it('is seen at once by another process: only the (immutable) sandbox flag is cached @cluster', async () => {
     const org = await createTestOrg();
     const sql = createSql(process.env.TEST_DATABASE_URL!, { max: 1 });
     try {

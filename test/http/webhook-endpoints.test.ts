@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { EVENT_TYPES } from '../../contracts/events.ts';
 import { uuidv7 } from '../../services/shared/ids.ts';
-import { call, createTestKey, createTestOrg, startTestApp, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
+import { inProcessOnly, call, createTestKey, createTestOrg, startTestApp, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
 
 /** Names an injected resolver answers for, to play DNS without the network. */
 const DNS: Record<string, string[]> = {
@@ -27,8 +27,8 @@ describe('webhook endpoints', () => {
   let org: TestOrg;
 
   before(async () => {
-    t = await startTestApp({ webhooks: { allowLoopback: false, resolve } });
-    loopback = await startTestApp({ webhooks: { allowLoopback: true, resolve } });
+    t = await startTestApp(inProcessOnly({ webhooks: { allowLoopback: false, resolve } }));
+    loopback = await startTestApp(inProcessOnly({ webhooks: { allowLoopback: true, resolve } }));
     org = await createTestOrg();
   });
   after(async () => {
@@ -224,7 +224,7 @@ describe('webhook endpoints', () => {
     assert.equal((await create(o, { url: 'https://hooks.example.com/11', eventTypes: ['invoice.paid'] })).status, 201);
   });
 
-  it('holds the limit under concurrent creations', async () => {
+  it('holds the limit under concurrent creations @cluster', async () => {
     const o = await createTestOrg();
     const results = await Promise.all(
       Array.from({ length: 14 }, (_, i) => create(o, { url: `https://hooks.example.com/c${i}`, eventTypes: ['invoice.paid'] })),
