@@ -129,8 +129,8 @@ export async function restatectlSql<T = Record<string, unknown>>(addresses: read
 
 export interface RestateClusterStatus {
   nodes: { id: string; name: string; state: string; address: string; metadata: string }[];
-  /** Per partition: the nodes that hold it and the leader. */
-  partitions: { id: number; replicas: string[]; leader: string | null }[];
+  /** Per partition: the nodes that hold it (ids) and the leader, by id and by node name (n1…n3 run as restate-1…3). */
+  partitions: { id: number; replicas: string[]; leader: string | null; leaderName: string | null }[];
   /** Per log: its replication as Restate reports it, e.g. "{node: 2}". */
   logs: { id: number; replication: string; nodeset: string }[];
 }
@@ -154,12 +154,15 @@ export async function restateClusterStatus(addresses: readonly string[]): Promis
   ]);
   const lastSegment = new Map<number, { log_id: number; replication: string; nodeset: string }>();
   for (const l of logs) lastSegment.set(l.log_id, l);
+  // Node ids (N1…) are handed out in the order the nodes first joined, not by name: n3 may be N2.
+  const nameOf = new Map(nodes.map((n) => [n.plain_node_id, n.name]));
   return {
     nodes: nodes.map((n) => ({ id: n.plain_node_id, name: n.name, state: n.state, address: n.address, metadata: n.metadata_server_state ?? '' })),
     partitions: partitions.map((p) => ({
       id: p.partition_id,
       replicas: (p.current_replica_set ?? '').split(',').map((s) => s.trim()).filter(Boolean),
       leader: p.leader_plain_node_id ?? null,
+      leaderName: (p.leader_plain_node_id && nameOf.get(p.leader_plain_node_id)) || null,
     })),
     logs: [...lastSegment.values()].map((l) => ({ id: l.log_id, replication: l.replication, nodeset: l.nodeset })),
   };
