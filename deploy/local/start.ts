@@ -187,6 +187,13 @@ async function main(): Promise<number> {
     return 1;
   }
 
+  // `npm run start:cluster` keeps its durable work in a three-node Restate cluster under DATA_DIR/cluster; a single
+  // node started beside it would never see that work.
+  if (existsSync(join(dataDir, 'cluster', 'restate')) && !config.restateIngressUrl) {
+    err(`error: ${dataDir} holds the Restate cluster of \`npm run start:cluster\` (its durable work lives there); give npm start a DATA_DIR of its own.`);
+    return 1;
+  }
+
   if (config.restateIngressUrl === undefined !== (config.restateAdminUrl === undefined)) {
     err('error: set both RESTATE_INGRESS_URL and RESTATE_ADMIN_URL to use an external Restate, or neither to run one here.');
     return 1;
