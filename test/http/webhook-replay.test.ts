@@ -49,7 +49,7 @@ describe('webhook replay', () => {
     (await call(t.app, 'POST', '/v1/webhook-endpoints', { key: org.apiKey, body: { url: 'http://127.0.0.1:9/hook', eventTypes } })).body.data.id as string;
   const replay = (org: TestOrg, id: string, since: unknown) => call(t.app, 'POST', `/v1/webhook-endpoints/${id}/replay`, { key: org.apiKey, body: { since } });
 
-  it('re-queues failed and given-up deliveries, enqueues events never queued, never touches delivered or queued ones @cluster', async () => {
+  it('re-queues failed and given-up deliveries, enqueues events never queued, never touches delivered or queued ones', async () => {
     const org = await createTestOrg();
     const id = await endpoint(org, ['invoice.issued', 'invoice.paid']);
     const old = await insertEvent(org, 'invoice.issued', 3 * DAY);
@@ -113,7 +113,7 @@ describe('webhook replay', () => {
     }
   });
 
-  it('queues for an inactive endpoint too; the deliveries wait until it is active again', async () => {
+  it('queues for an inactive endpoint too; the deliveries wait until it is active again @cluster', async () => {
     const org = await createTestOrg();
     const id = await endpoint(org, ['invoice.issued']);
     await call(t.app, 'PATCH', `/v1/webhook-endpoints/${id}`, { key: org.apiKey, body: { active: false } });
