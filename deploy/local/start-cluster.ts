@@ -37,7 +37,7 @@ function alreadyRunning(dataDir: string): number | undefined {
 }
 
 /** One line per process: its name, pid, where it answers, its log. */
-export function processLines(cluster: RunningCluster): string[] {
+function processLines(cluster: RunningCluster): string[] {
   const width = Math.max(...cluster.processes.map((p) => p.name.length));
   return cluster.processes.map((p) => {
     const where =
