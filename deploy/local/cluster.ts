@@ -222,7 +222,8 @@ class Managed implements ClusterProcess {
       closeSync(out);
     }
     this.child = child;
-    this.expected = false;
+    // An exit before it is ready fails this start (below); only one after that is reported.
+    this.expected = true;
     const exited = new Promise<ChildExit>((r) => child.once('exit', (code, signal) => r({ code, signal })));
     child.once('error', () => {}); // a failed spawn shows as an exit
     this.exited = exited;
@@ -234,14 +235,17 @@ class Managed implements ClusterProcess {
     const deadline = Date.now() + this.spec.readyTimeoutMs;
     for (;;) {
       if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) {
-        this.expected = true;
         throw new Error(`${this.name} exited during start-up (${child.signalCode ?? `exit code ${child.exitCode}`})${logTail(this.logFile)}`);
       }
       if (Date.now() > deadline) {
         await this.stop(1000);
         throw new Error(`${this.name} was not ready after ${this.spec.readyTimeoutMs / 1000} s${logTail(this.logFile)}`);
       }
-      if (await this.spec.ready(logFrom).catch(() => false)) return;
+      if (await this.spec.ready(logFrom).catch(() => false)) {
+        if (child.exitCode !== null || child.signalCode !== null) continue;
+        this.expected = false;
+        return;
+      }
       await sleep(50);
     }
   }
