@@ -1,6 +1,7 @@
 /**
  * The production shape on one machine (`npm run start:cluster`, the fault drill and `npm run test:cluster` build on
- * `startCluster`): PostgreSQL as `npm start` runs it, restate-server as a three-node cluster with replication 2, two
+ * `startCluster`): PostgreSQL as `npm start` runs it, one private redis-server that the API and pay processes count
+ * their limits in (docs/operations.md, "Shared limits"), restate-server as a three-node cluster with replication 2, two
  * API, two pay and two workflows processes, and HAProxy in front of each public port.
  *
  *   client ─▶ edge-api (PORT) ──▶ api-1, api-2 ─┐                 ┌─▶ restate-1 ┐
@@ -34,6 +35,7 @@ import { resolveMasterKey, type MasterKey } from '../../services/shared/dev-secr
 import { ensureDatabase, startEmbeddedPostgres, type EmbeddedPg } from './embedded-postgres.ts';
 import { haproxyBinary, haproxyConfig, readProxyStats, type ProxyFrontend, type ProxyServerStats } from './haproxy.ts';
 import { preferPort } from './ports.ts';
+import { startRedis, type RunningRedis } from './redis-server.ts';
 import {
   fabricUrl,
   provisionCluster,
@@ -56,10 +58,10 @@ const REPLICAS = 2;
 /** Restate's invocation streams stay open while a step runs (its own inactivity timeout is 1 min, abort 10 min). */
 const WORKFLOWS_STREAM_TIMEOUT_MS = 15 * 60_000;
 
-export type ProcessKind = 'postgres' | 'restate' | 'workflows' | 'api' | 'pay' | 'proxy';
+export type ProcessKind = 'postgres' | 'redis' | 'restate' | 'workflows' | 'api' | 'pay' | 'proxy';
 
 export interface ClusterProcess {
-  /** postgres, restate-1…3, workflows-1…2, api-1…2, pay-1…2, proxy-internal, edge-api, edge-pay. */
+  /** postgres, redis, restate-1…3, proxy-internal, workflows-1…2, api-1…2, pay-1…2, edge-api, edge-pay. */
   readonly name: string;
   readonly kind: ProcessKind;
   /** The current run's pid; it changes with a restart. */
@@ -83,6 +85,8 @@ export interface ClusterUrls {
   /** The pay page's proxy itself. */
   payProxy: string;
   databaseUrl: string;
+  /** The shared limiter store the API and pay processes count in (REDIS_URL, else the private redis-server). */
+  redisUrl: string;
   /** Restate's ingress and admin APIs behind the private proxy, as the replicas call them. */
   restateIngress: string;
   restateAdmin: string;
@@ -272,30 +276,29 @@ class Managed implements ClusterProcess {
   }
 }
 
-/** A process whose lifetime is not ours to spawn (embedded PostgreSQL): listed, not restartable. */
-class Postgres implements ClusterProcess {
-  readonly name = 'postgres';
-  readonly kind = 'postgres' as const;
+/** A process its own module starts (embedded PostgreSQL, redis-server): listed, not restartable. */
+class Started implements ClusterProcess {
   readonly restarts = 0;
   exitedYet = false;
-  readonly pg: EmbeddedPg;
+  readonly name: string;
+  readonly kind: ProcessKind;
   readonly pid: number | undefined;
   readonly url: string;
   readonly ports: Record<string, number>;
   readonly logFile: string;
-  constructor(pg: EmbeddedPg, pid: number | undefined, url: string, ports: Record<string, number>, logFile: string) {
-    this.pg = pg;
-    this.pid = pid;
-    this.url = url;
-    this.ports = ports;
-    this.logFile = logFile;
-    void pg.exited.then(() => (this.exitedYet = true));
+  readonly exited: Promise<ChildExit>;
+  constructor(p: { name: string; kind: ProcessKind; pid: number | undefined; url: string; ports: Record<string, number>; logFile: string; exited: Promise<ChildExit> }) {
+    this.name = p.name;
+    this.kind = p.kind;
+    this.pid = p.pid;
+    this.url = p.url;
+    this.ports = p.ports;
+    this.logFile = p.logFile;
+    this.exited = p.exited;
+    void p.exited.then(() => (this.exitedYet = true));
   }
   get running(): boolean {
     return !this.exitedYet;
-  }
-  get exited(): Promise<ChildExit> {
-    return this.pg.exited;
   }
 }
 
@@ -369,6 +372,14 @@ function environMentions(pid: number, marker: string): boolean {
   }
 }
 
+function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return '';
+  }
+}
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -393,7 +404,12 @@ async function waitGone(pid: number, ms: number): Promise<boolean> {
  */
 async function stopLeftovers(previous: Partial<RuntimeInfo> | undefined, marker: string, log: (line: string) => void): Promise<void> {
   const procs = previous?.cluster?.processes ?? [];
-  const left = procs.filter((p) => p.kind !== 'postgres' && typeof p.pid === 'number' && alive(p.pid) && environMentions(p.pid, marker));
+  const left = procs.filter(
+    (p) =>
+      typeof p.pid === 'number' &&
+      alive(p.pid) &&
+      (p.kind === 'redis' ? commandLine(p.pid).includes('redis-server') && commandLine(p.pid).includes(String(p.ports.port)) : p.kind !== 'postgres' && environMentions(p.pid, marker)),
+  );
   for (const p of left) {
     log(`Stopping ${p.name} (pid ${p.pid}) left running by an earlier start…`);
     process.kill(p.pid!, 'SIGKILL');
@@ -492,6 +508,7 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
     if (!stopping) opts.onExit?.(p, how);
   };
   let pgPart: { pg: EmbeddedPg; pid: number | undefined; logStream: WriteStream } | undefined;
+  let redisPart: RunningRedis | undefined;
   let runtime: RuntimeInfo | undefined;
 
   const stopAll = (): Promise<void> => {
@@ -511,6 +528,7 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
       const edges = [...managed.values()].filter((p) => p.name.startsWith('edge-'));
       await Promise.all(edges.map((p) => attempt(p.name, () => p.stop(2000))));
       await stopKinds(['api', 'pay'], 8000);
+      if (redisPart) await attempt('redis-server', () => redisPart!.stop(2000));
       await stopKinds(['restate'], 6000);
       await stopKinds(['workflows'], 6000);
       await stopKinds(['proxy'], 2000);
@@ -594,7 +612,7 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
       const logStream = createWriteStream(logFile, { flags: 'a' });
       const pg = await startEmbeddedPostgres(pgDir, pgPort, (line) => void logStream.write(`${line}\n`));
       pgPart = { pg, pid: postmasterPid(pgDir), logStream };
-      const proc = new Postgres(pg, pgPart.pid, `postgres://127.0.0.1:${pgPort}/${DATABASE}`, { port: pgPort }, logFile);
+      const proc = new Started({ name: 'postgres', kind: 'postgres', pid: pgPart.pid, url: `postgres://127.0.0.1:${pgPort}/${DATABASE}`, ports: { port: pgPort }, logFile, exited: pg.exited });
       processes.unshift(proc);
       void pg.exited.then((how) => onUnexpectedExit(proc, how));
       await ensureDatabase(pg.adminUrl, DATABASE);
@@ -610,6 +628,19 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
       progress('migrations');
       return url;
     });
+
+    // 1b. The shared limiter store: ONE private redis-server for every API and pay process (REDIS_URL to use another).
+    const redisStart = (async (): Promise<string> => {
+      if (config.redisUrl) return config.redisUrl;
+      const port = await pick('redis.port');
+      const logFile = join(logsDir, 'redis.log');
+      redisPart = await startRedis({ dataDir: join(clusterDir, 'redis'), port, logFile });
+      const proc = new Started({ name: 'redis', kind: 'redis', pid: redisPart.pid, url: redisPart.url, ports: { port }, logFile, exited: redisPart.exited });
+      processes.splice(processes[0]?.kind === 'postgres' ? 1 : 0, 0, proc);
+      void redisPart.exited.then((how) => onUnexpectedExit(proc, how));
+      progress('redis');
+      return redisPart.url;
+    })();
 
     // 2. Three Restate nodes, provisioned once as one cluster (restatectl provision).
     const restate = (async () => {
@@ -677,8 +708,8 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
 
     const internalUp = internalProxy.start();
     // Start-up steps run side by side; each is awaited below, and none may go unhandled meanwhile.
-    for (const step of [database, restate, internalUp]) step.catch(() => {});
-    const databaseUrl = await database;
+    for (const step of [database, redisStart, restate, internalUp]) step.catch(() => {});
+    const [databaseUrl, redisUrl] = await Promise.all([database, redisStart]);
 
     // 4. The replicas: the operator's environment, plus where everything is.
     const base: Record<string, string> = {};
@@ -692,12 +723,11 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
       // Mails point their tracking pixel at the API's public address unless one is configured.
       PUBLIC_API_URL: config.publicApiUrl ?? apiUrl,
       PAY_BASE_URL: payUrl,
+      // The API's rate limits and the pay page's look-up limits count here, across the replicas together.
+      REDIS_URL: redisUrl,
       // Six Node processes load the same sources: V8's compiled code is cached and shared between them and starts.
       NODE_COMPILE_CACHE: env.NODE_COMPILE_CACHE || join(clusterDir, 'node-compile-cache'),
     });
-    // ── Shared limits (issue 23, section 1): when deploy/local/redis-server.ts lands, start ONE private
-    // ── redis-server here (under DATA_DIR/cluster/redis) and set REDIS_URL for every API and pay replica. Until then
-    // ── an operator's REDIS_URL passes through with the rest of the environment.
 
     const workflows = workflowsPorts.map((port, i) => {
       const name = `workflows-${i + 1}`;
@@ -761,8 +791,7 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
       restateIngressUrl: restateIngress,
       restateAdminUrl: restateAdmin,
       workflowsUrl,
-      // The shared limiter store: REDIS_URL for now (a private redis-server follows).
-      redisUrl: config.redisUrl ?? '',
+      redisUrl,
       apiUrl,
       payUrl,
       ports: {
@@ -770,13 +799,13 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
         restateIngress: internal.ingress,
         restateAdmin: internal.admin,
         restateFabric: restateNodes[0]!.ports.fabric,
-        redis: null,
+        redis: redisPart?.port ?? null,
         workflows: internal.workflows,
         api: apiEdgePort,
         pay: payEdgePort,
       },
       pid: process.pid,
-      pids: { postgres: pgPart?.pid ?? null, restateServer: null, redisServer: null },
+      pids: { postgres: pgPart?.pid ?? null, restateServer: null, redisServer: redisPart?.pid ?? null },
       startedAt: new Date().toISOString(),
       stoppedAt: null,
     };
@@ -826,6 +855,7 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
         pay: payUrl,
         payProxy: payProxyUrl,
         databaseUrl,
+        redisUrl,
         restateIngress,
         restateAdmin,
         workflows: workflowsUrl,
@@ -840,7 +870,7 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
       },
       startupMs,
       masterKey: master,
-      kill: (name, signal) => (name === 'postgres' ? killPostgres(signal) : get(name).kill(signal)),
+      kill: (name, signal) => (name === 'postgres' ? killPostgres(signal) : name === 'redis' ? killRedis(signal) : get(name).kill(signal)),
       async restart(name) {
         const m = get(name);
         await m.stop();
@@ -857,6 +887,12 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
     opts.signal?.removeEventListener('abort', abort);
     await stopAll().catch(() => {});
     throw e;
+  }
+
+  async function killRedis(signal: NodeJS.Signals = 'SIGKILL'): Promise<ChildExit> {
+    if (!redisPart) throw new Error('Redis is external (REDIS_URL): not ours to kill');
+    process.kill(redisPart.pid, signal);
+    return redisPart.exited;
   }
 
   async function killPostgres(signal: NodeJS.Signals = 'SIGKILL'): Promise<ChildExit> {

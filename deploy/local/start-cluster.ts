@@ -1,11 +1,13 @@
 /**
- * `npm run start:cluster`: the production shape on one machine (deploy/local/cluster.ts): PostgreSQL, a three-node
- * Restate cluster with replication 2, two API, two pay and two workflows processes, HAProxy in front of PORT and
- * PAY_PORT. The same environment and start-up block as `npm start`, plus one line per process.
+ * `npm run start:cluster`: the production shape on one machine (deploy/local/cluster.ts): PostgreSQL, one private
+ * redis-server (the shared limiter store), a three-node Restate cluster with replication 2, two API, two pay and two
+ * workflows processes, HAProxy in front of PORT and PAY_PORT. The same environment and start-up block as `npm start`,
+ * plus one line per process.
  *
  * A replica or a Restate node that dies leaves the rest running (that is what the replicas are for) and is named on
- * stderr; the command stops everything when PostgreSQL or a proxy dies, when no replica of a kind is left, or when the
- * Restate cluster has lost its majority. Ctrl-C or SIGTERM stops all of it, in reverse order of start, and exits 0.
+ * stderr, as is redis-server (the limits then count in each process); the command stops everything when PostgreSQL
+ * or a proxy dies, when no replica of a kind is left, or when the Restate cluster has lost its majority. Ctrl-C or
+ * SIGTERM stops all of it, in reverse order of start, and exits 0.
  */
 import { readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
@@ -18,6 +20,13 @@ const STOP_DEADLINE_MS = 25_000;
 
 const out = (line: string) => void process.stdout.write(`${line}\n`);
 const err = (line: string) => void process.stderr.write(`${line}\n`);
+
+function withoutCredentials(url: string): string {
+  const u = new URL(url);
+  u.username = '';
+  u.password = '';
+  return u.toString().replace(/\/$/, '');
+}
 
 function alreadyRunning(dataDir: string): number | undefined {
   const previous = readRuntimeFile(dataDir);
@@ -45,7 +54,7 @@ function processLines(cluster: RunningCluster): string[] {
         ? `ingress :${p.ports.ingress}  admin :${p.ports.admin}  fabric :${p.ports.fabric}`
         : p.kind === 'proxy'
           ? `${p.url}  stats :${p.ports.stats}`
-          : p.kind === 'postgres'
+          : p.kind === 'postgres' || p.kind === 'redis'
             ? `127.0.0.1:${p.ports.port}`
             : p.url;
     return `    ${p.name.padEnd(width)}  pid ${String(p.pid ?? '-').padEnd(7)}  ${where}  (${relative(cluster.dataDir, p.logFile) || p.logFile})`;
@@ -112,8 +121,12 @@ async function main(): Promise<number> {
     const said = how.signal ?? `exit code ${how.code}`;
     gone.add(p.name);
     const left = cluster?.processes.filter((q) => q.kind === p.kind && q.running).length ?? 0;
-    const fatal =
-      p.kind === 'postgres' || p.kind === 'proxy' || (p.kind === 'restate' ? left < 2 : left === 0);
+    if (p.kind === 'redis') {
+      // The limits do not stop: each process counts in its own buckets until a shared store answers again.
+      err(`warning: redis exited unexpectedly (${said}); its log: ${p.logFile}. Each API and pay process now counts its limits on its own.`);
+      return;
+    }
+    const fatal = p.kind === 'postgres' || p.kind === 'proxy' || (p.kind === 'restate' ? left < 2 : left === 0);
     if (!fatal) {
       err(`warning: ${p.name} exited unexpectedly (${said}); its log: ${p.logFile}. The others carry on (${left} ${p.kind} left).`);
       return;
@@ -148,6 +161,7 @@ async function main(): Promise<number> {
       `  Docs       ${cluster.urls.api}/docs`,
       `  Pay page   ${cluster.urls.pay}/`,
       `  Restate UI ${cluster.urls.restateAdmin}/ui/`,
+      `  Redis      ${withoutCredentials(cluster.urls.redisUrl)}`,
       `  Get a key  ${adminPrefix}npm run admin -- create-org --name "My Company" --cvr 12345678 --street "Nørregade 1" --postal-code 8000 --city "Aarhus C" --sandbox --json`,
       ...(master.source === 'development-file' ? [`  Key        development key in ${master.path} (set DATA_ENCRYPTION_KEY in production)`] : []),
       `  Data       ${dataDir}   (Ctrl-C stops everything)`,

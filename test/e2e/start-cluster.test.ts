@@ -15,7 +15,7 @@ import { ROOT } from '../helpers/scripts.ts';
 const NODE = join(ROOT, 'node_modules/.bin/node');
 const BLOCK_END = '(Ctrl-C stops everything)';
 const PROCESSES = [
-  'postgres', 'restate-1', 'restate-2', 'restate-3', 'proxy-internal', 'workflows-1', 'workflows-2', 'api-1', 'api-2', 'pay-1', 'pay-2', 'edge-api', 'edge-pay',
+  'postgres', 'redis', 'restate-1', 'restate-2', 'restate-3', 'proxy-internal', 'workflows-1', 'workflows-2', 'api-1', 'api-2', 'pay-1', 'pay-2', 'edge-api', 'edge-pay',
 ];
 
 function isGone(pid: number): boolean {
@@ -32,6 +32,8 @@ function isGone(pid: number): boolean {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Requests per second per key; the burst is twice that. */
+const RATE = 5;
 
 function tcpOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -74,7 +76,8 @@ describe('npm run start:cluster: the production shape on one machine', function 
     // Only what a fresh clone has, as for npm start: no DATABASE_URL, no key.
     child = spawn(NODE, ['deploy/local/start-cluster.ts'], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', DATA_DIR: dataDir, PORT: String(port) },
+      // A small rate, so that the shared limit shows in a few requests.
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', DATA_DIR: dataDir, PORT: String(port), RATE_LIMIT_DEFAULT: String(RATE) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -105,11 +108,12 @@ describe('npm run start:cluster: the production shape on one machine', function 
     assert.equal(lines[2], `  Docs       http://127.0.0.1:${port}/docs`);
     assert.equal(lines[3], `  Pay page   http://127.0.0.1:${runtime.ports.pay}/`);
     assert.equal(lines[4], `  Restate UI http://127.0.0.1:${runtime.ports.restateAdmin}/ui/`);
-    assert.match(lines[5]!, new RegExp(`^  Get a key  DATA_DIR=${JSON.stringify(dataDir).replace(/[/.]/g, '\\$&')} npm run admin -- create-org `));
-    assert.equal(lines[6], `  Key        development key in ${join(dataDir, 'secrets', 'encryption.key')} (set DATA_ENCRYPTION_KEY in production)`);
-    assert.equal(lines[7], `  Data       ${dataDir}   ${BLOCK_END}`);
-    assert.equal(lines[8], `  Processes  (logs under ${join(dataDir, 'logs')})`);
-    const processLines = lines.slice(9).filter((l) => l.startsWith('    '));
+    assert.equal(lines[5], `  Redis      redis://127.0.0.1:${runtime.ports.redis}`);
+    assert.match(lines[6]!, new RegExp(`^  Get a key  DATA_DIR=${JSON.stringify(dataDir).replace(/[/.]/g, '\\$&')} npm run admin -- create-org `));
+    assert.equal(lines[7], `  Key        development key in ${join(dataDir, 'secrets', 'encryption.key')} (set DATA_ENCRYPTION_KEY in production)`);
+    assert.equal(lines[8], `  Data       ${dataDir}   ${BLOCK_END}`);
+    assert.equal(lines[9], `  Processes  (logs under ${join(dataDir, 'logs')})`);
+    const processLines = lines.slice(10).filter((l) => l.startsWith('    '));
     assert.deepEqual(processLines.map((l) => l.trim().split(/\s+/)[0]), PROCESSES);
     for (const p of runtime.cluster!.processes) {
       const line = processLines.find((l) => l.trim().startsWith(`${p.name} `))!;
@@ -185,6 +189,29 @@ describe('npm run start:cluster: the production shape on one machine', function 
     } finally {
       await db.close();
     }
+  });
+
+  it('gives a key its rate across both API replicas together (the limits count in the one Redis)', async () => {
+    const runtime = readRuntime();
+    const db = new Db(createSql(runtime.databaseUrl, { max: 1 }), 1);
+    let apiKey: string;
+    try {
+      apiKey = (await db.tx((tx) => createOrganization(tx, { name: 'Takt ApS', cvr: '12345678', street: 'Testvej 1', postalCode: '8000', city: 'Aarhus C', sandbox: true }))).apiKey;
+    } finally {
+      await db.close();
+    }
+    const before = await readProxyStats(runtime.cluster!.proxyStats['edge-api']!);
+    const statuses = await Promise.all(
+      Array.from({ length: 4 * RATE }, () => fetch(`http://127.0.0.1:${port}/v1/customers`, { headers: { authorization: `Bearer ${apiKey}` } }).then((r) => r.status)),
+    );
+    const after = await readProxyStats(runtime.cluster!.proxyStats['edge-api']!);
+    for (const name of ['api-1', 'api-2']) {
+      assert.ok(after.find((x) => x.server === name)!.total > before.find((x) => x.server === name)!.total, `${name} took some of them`);
+    }
+    // The burst (2 × RATE) and what refilled meanwhile, not a burst per replica.
+    const ok = statuses.filter((x) => x === 200).length;
+    assert.ok(ok >= 2 * RATE && ok <= 2 * RATE + 2, `${ok} of ${statuses.length} answered 200: ${statuses.join(',')}`);
+    assert.equal(statuses.filter((x) => x === 429).length, statuses.length - ok);
   });
 
   it('keeps answering through the proxy when an API replica is killed, and says which one went', async () => {

@@ -120,6 +120,9 @@ function clusterApp(cluster: ClusterTarget, overrides: Partial<AppDeps>, config:
     const same =
       // Links then name the cluster's pay address: a test that checks the address itself is not in the sample.
       k === 'payBaseUrl' ||
+      // A replica's own pool and key cache: every process of the cluster has its own.
+      k === 'db' ||
+      k === 'authCache' ||
       (k === 'publicApiUrl' && v === cluster.apiUrl) ||
       (k === 'webhooks' && !(v as AppDeps['webhooks'])?.resolve && (v as AppDeps['webhooks'])?.allowLoopback === (env.WEBHOOK_ALLOW_LOOPBACK === 'true'));
     if (!same) throw new NotOnCluster(`the override ${k}`);

@@ -343,7 +343,7 @@ describe('shared limits across replicas', () => {
       return performance.now() - t0;
     }
 
-    it('a revoked key is refused by every replica within a second', async () => {
+    it('a revoked key is refused by every replica within a second @cluster', async () => {
       replicas = [await replica(), await replica()];
       const org = await createTestOrg();
       for (const r of replicas) assert.equal((await call(r.app.app, 'GET', '/v1/customers?limit=1', { key: org.apiKey })).status, 200);
@@ -351,7 +351,7 @@ describe('shared limits across replicas', () => {
       assert.ok(ms < 1000, `${ms} ms`);
     });
 
-    it('a plan change is seen by every replica within a second, both ways', async () => {
+    it('a plan change is seen by every replica within a second, both ways @cluster', async () => {
       replicas = [await replica(), await replica()];
       const org = await createTestOrg();
       const req = { url: '/v1/reminder-flows', key: org.apiKey };
