@@ -357,6 +357,13 @@ export function checkNothingLeft(rows: readonly WakeRowFact[]): Verdict {
   return verdict('durable work left behind', 'none due, none parked', `${due} due, ${parked} parked, ${rows.length - due - parked} waiting for later`, problems);
 }
 
+// --- The load's answers ---------------------------------------------------------------------------------------
+
+/** Every answer the load got was 2xx or a reason to send again (a 5xx, 429, 409 in progress): a refusal is wrong. */
+export function checkRefusals(refused: readonly string[]): Verdict {
+  return verdict('requests answered as the contract says', '0 refused', `${refused.length} refused`, [...refused]);
+}
+
 // --- Time -------------------------------------------------------------------------------------------------------
 
 /** Seconds with one decimal. */

@@ -7,6 +7,7 @@ import {
   checkNumberSeries,
   checkPayments,
   checkProgress,
+  checkRefusals,
   checkReminders,
   checkSilence,
   checkSubscriptionPeriods,
@@ -214,6 +215,12 @@ describe('fault drill checks', () => {
       { service: 'Case', key: 'o:c', due: true, parked: true },
     ]);
     assert.deepEqual([v.measured, v.problems], ['1 due, 1 parked, 0 waiting for later', ['Dunning o:i is due and not started', 'Case o:c is parked']]);
+  });
+
+  it('requests answered as the contract says: any refusal fails', () => {
+    assert.equal(checkRefusals([]).ok, true);
+    const v = checkRefusals(['payment drill-payment-7: 422 {"error":{"code":"invoice_not_issued"}}']);
+    assert.deepEqual([v.ok, v.measured], [false, '1 refused']);
   });
 
   describe('longest API silence', () => {

@@ -1,0 +1,185 @@
+/**
+ * `npm run drill`: the fault drill (docs/operations.md, "Fault drill").
+ *
+ * Starts the stack on a fresh DATA_DIR, drives the mixed load of load.ts for DRILL_SECONDS (default 60), and during
+ * it SIGKILLs one Restate node (which stays down), one workflows process and one API process (both started again at
+ * once, as a supervisor would). Then it lets the durable work settle, reads what PostgreSQL and the receivers hold,
+ * prints one row per check and exits 0 only when every check holds.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createSql, type Sql } from '../../services/shared/db.ts';
+import { startSmtpSink } from '../helpers/smtp-sink.ts';
+import { Receiver } from '../helpers/webhooks.ts';
+import {
+  checkCaseSteps,
+  checkEvents,
+  checkInvoiceMails,
+  checkNothingLeft,
+  checkNumberSeries,
+  checkPayments,
+  checkRefusals,
+  checkProgress,
+  checkReminders,
+  checkSilence,
+  checkSubscriptionPeriods,
+  seconds,
+  type Kill,
+  type Verdict,
+} from './checks.ts';
+import { newRetryCounts } from './client.ts';
+import { committedEvents, readFacts, webhookDeliveries } from './facts.ts';
+import { startLoad } from './load.ts';
+import { setUpOrganisations, type DrillOrg } from './organisations.ts';
+import { formatVerdicts } from './report.ts';
+import { startDrillStack, type DrillStack } from './stack.ts';
+
+/** The targets (docs/operations.md, "Fault drill"). */
+const SILENCE_LIMIT_MS = 10_000;
+const PROGRESS_LIMIT_MS = 30_000;
+/** How long the durable work may take to settle after the load stops before the checks read what there is. */
+const SETTLE_LIMIT_MS = 120_000;
+/** The clock covers this much business time over the run, whatever its length: reminders, hand-overs and periods. */
+const BUSINESS_DAYS = 90;
+
+const out = (line: string) => void process.stdout.write(`${line}\n`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function drillSeconds(): number {
+  const raw = process.env.DRILL_SECONDS ?? '60';
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 10) throw new Error(`DRILL_SECONDS must be a whole number of at least 10, not "${raw}"`);
+  return n;
+}
+
+/** Waits until nothing of the drill's organisations is due, queued or undelivered; false when the limit passed. */
+async function settle(sql: Sql, orgs: DrillOrg[], webhooks: Receiver): Promise<{ settled: boolean; ms: number; waiting: string }> {
+  const started = Date.now();
+  const ids = orgs.map((o) => o.organizationId);
+  let waiting = '';
+  while (Date.now() - started < SETTLE_LIMIT_MS) {
+    const [w] = await sql<{ due: number; outbox: number; sends: number; reminders: number; issuing: number }[]>`
+      SELECT (SELECT count(*) FROM wake_index WHERE organization_id IN ${sql(ids)} AND parked_at IS NULL
+                AND due_at <= business_now(organization_id))::int AS due,
+             (SELECT count(*) FROM event_outbox WHERE organization_id IN ${sql(ids)})::int AS outbox,
+             (SELECT count(*) FROM invoice_sends WHERE organization_id IN ${sql(ids)} AND status = 'queued')::int AS sends,
+             (SELECT count(*) FROM reminders WHERE organization_id IN ${sql(ids)} AND delivery = 'pending')::int AS reminders,
+             (SELECT count(*) FROM invoices WHERE organization_id IN ${sql(ids)} AND status = 'issuing')::int AS issuing`;
+    const delivered = new Set(webhookDeliveries(webhooks.received).map((d) => d.eventId));
+    const undelivered = (await committedEvents(sql, orgs)).filter((e) => !delivered.has(e.id)).length;
+    waiting = `${w!.due} due, ${w!.outbox} in the outbox, ${undelivered} undelivered events, ${w!.sends} queued mails, ${w!.reminders} pending reminders, ${w!.issuing} issues`;
+    if (w!.due + w!.outbox + w!.sends + w!.reminders + w!.issuing + undelivered === 0) return { settled: true, ms: Date.now() - started, waiting: '' };
+    await sleep(250);
+  }
+  return { settled: false, ms: Date.now() - started, waiting };
+}
+
+async function main(): Promise<number> {
+  const durationS = drillSeconds();
+  const dataDir = mkdtempSync(join(tmpdir(), 'faktura-drill-'));
+  out(`Fault drill: ${durationS} s of load on a fresh stack in ${dataDir}`);
+
+  const webhooks = await new Receiver().start();
+  const partner = await new Receiver().start();
+  const smtp = await startSmtpSink();
+  let stack: DrillStack | undefined;
+  let sql: Sql | undefined;
+  let keepData = true;
+  try {
+    stack = await startDrillStack(dataDir, {
+      SMTP_URL: smtp.url,
+      WEBHOOK_ALLOW_LOOPBACK: 'true',
+      COLLECTION_PARTNER_URL: partner.url,
+      COLLECTION_PARTNER_SECRET: `whsec_${randomBytes(32).toString('base64')}`,
+    });
+    const s = stack;
+    out(`  stack up: ${[...s.restateNodes, ...s.apis, ...s.workflows].join(', ')}; API ${s.apiUrl}`);
+    const retries = newRetryCounts();
+    const { shop, calendar } = await setUpOrganisations(s, webhooks.url, retries);
+
+    const load = startLoad({ shop, calendar }, { daysPerAdvance: Math.max(1, Math.ceil(BUSINESS_DAYS / durationS)) });
+    const kills: (Kill & { durable: boolean })[] = [];
+    const resends: Promise<void>[] = [];
+    const at = (fraction: number) => sleep(Math.max(0, load.record.from + fraction * durationS * 1000 - Date.now()));
+    const say = (what: string) => out(`  +${seconds(Date.now() - load.record.from)}  ${what}`);
+    const kill = async (what: string, name: string | undefined, o: { restart: boolean; durable: boolean; beforeKill?: () => Promise<void> }) => {
+      if (!name) return say(`no ${what} to kill in this stack`);
+      await o.beforeKill?.();
+      const killedAt = Date.now();
+      await s.kill(name);
+      kills.push({ what, at: killedAt, durable: o.durable });
+      say(`SIGKILL ${name}${o.restart ? '' : ' (it stays down)'}`);
+      if (!o.restart) return;
+      await s.restart(name);
+      say(`${name} is back, ${seconds(Date.now() - killedAt)} after its kill`);
+    };
+    const api = s.apis[0];
+    await Promise.all([
+      at(0.25).then(() => kill('Restate node', s.restateNodes.at(-1), { restart: false, durable: true })),
+      at(0.45).then(() => kill('workflows process', s.workflows[0], { restart: true, durable: true })),
+      at(0.65).then(() =>
+        kill('API process', api, {
+          restart: true,
+          durable: false,
+          // A payment in flight on the process that dies: its client sends it again once the connection breaks.
+          beforeKill: async () => {
+            const resend = await load.holdPayment(s.urlOf(api!));
+            setImmediate(() => resends.push(resend()));
+          },
+        }),
+      ),
+      sleep(durationS * 1000),
+    ]);
+    await Promise.all(resends);
+    const record = await load.stop();
+    out(`  +${seconds(record.to - record.from)}  load stopped: ${record.invoices} invoices, ${record.payments} payments, ${record.advances} clock advances (${record.businessDays} business days)`);
+
+    sql = createSql(s.databaseUrl, { max: 2 });
+    const settled = await settle(sql, [shop, calendar], webhooks);
+    out(settled.settled ? `  durable work settled ${seconds(settled.ms)} after the load` : `  durable work did not settle within ${seconds(settled.ms)}: ${settled.waiting}`);
+
+    const facts = await readFacts(sql, { shop, calendar }, { webhooks: webhooks.received, handOvers: partner.received, mails: smtp.received });
+    const verdicts: Verdict[] = [
+      checkPayments(record.acks, facts.booked, record.unanswered),
+      checkEvents(facts.committed, facts.deliveries),
+      checkReminders(facts.reminders, facts.overdueReminders, facts.mails),
+      checkCaseSteps(facts.cases, facts.handOvers, facts.mails),
+      checkSubscriptionPeriods(facts.subscriptions, facts.mails),
+      checkInvoiceMails(facts.sends, facts.mails),
+      checkNumberSeries(facts.series),
+      checkNothingLeft(facts.wakeRows),
+      checkRefusals(record.refused),
+      checkSilence(record.pings, record.from, record.to, SILENCE_LIMIT_MS),
+      ...kills.filter((k) => k.durable).map((k) => checkProgress(k, facts.progress, PROGRESS_LIMIT_MS)),
+    ];
+    out('');
+    out(formatVerdicts(verdicts));
+    out('');
+    out(
+      `Retries: ${record.deliberateRepeats} payments sent twice on purpose, ${record.repeatsAfterNoAnswer} sent again after an attempt that got no answer; ` +
+        `requests repeated after ${retries.connectionError} connection errors, ${retries.serverError} 5xx, ${retries.inProgress} 409 in progress, ${retries.rateLimited} 429.`,
+    );
+    const failed = verdicts.filter((v) => !v.ok);
+    out(failed.length === 0 ? 'Fault drill passed: every check holds.' : `Fault drill FAILED: ${failed.length} of ${verdicts.length} checks do not hold (logs in ${dataDir}/logs).`);
+    keepData = failed.length > 0;
+    return failed.length === 0 ? 0 : 1;
+  } finally {
+    await sql?.end({ timeout: 5 });
+    await stack?.stop();
+    await webhooks.stop();
+    await partner.stop();
+    await smtp.close();
+    // A failed drill keeps its DATA_DIR: the processes' logs say what happened.
+    if (!keepData) rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`error: ${(err as Error).stack ?? String(err)}\n`);
+    process.exit(2);
+  },
+);
