@@ -17,7 +17,7 @@ export interface DrillStack {
   workflows: string[];
   /** One process's own address, bypassing the proxy in front of the replicas. */
   urlOf(name: string): string;
-  /** The Restate node whose loss hurts most: the one leading the most partitions. */
+  /** The Restate node whose loss hurts most: the one leading the most partitions (restate-1 if none can be told). */
   busiestRestateNode(): Promise<string>;
   /** SIGKILL, and wait until the process is gone. */
   kill(name: string): Promise<void>;
@@ -49,7 +49,7 @@ export async function startDrillStack(dataDir: string, env: Record<string, strin
     workflows: named('workflows'),
     urlOf: (name) => cluster.process(name).url,
     async busiestRestateNode() {
-      const status = await cluster.restateStatus();
+      const status = await cluster.restateStatus().catch(() => ({ partitions: [] }));
       const led = new Map<string, number>();
       for (const p of status.partitions) if (p.leader) led.set(p.leader, (led.get(p.leader) ?? 0) + 1);
       const [leader] = [...led].sort((a, b) => b[1] - a[1])[0] ?? [];
