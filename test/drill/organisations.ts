@@ -10,6 +10,7 @@
  * happens in the organisation, so every event of theirs is one the receiver must get.
  */
 import { EVENT_TYPES } from '../../contracts/events.ts';
+import { reminderSettingsBody } from '../helpers/reminders.ts';
 import { runScript } from '../helpers/scripts.ts';
 import { ApiClient, type Answer, type RetryCounts } from './client.ts';
 
@@ -66,19 +67,7 @@ export async function setUpOrganisations(
   };
   const shop = await made('Drill Butik ApS', '11223344', false, 10);
   const calendar = await made('Drill Kalender ApS', '55667788', true, 6);
-  await must(calendar.api, 'PUT', '/v1/reminder-settings', 'drill-reminder-settings', {
-    maxReminders: 3,
-    feeOere: null,
-    cadence: [
-      { reminderNumber: 1, daysAfterDue: 7 },
-      { reminderNumber: 2, daysAfterDue: 14 },
-      { reminderNumber: 3, daysAfterDue: 21 },
-    ],
-    autoCollections: true,
-    paymentReminderEnabled: true,
-    paymentReminderDays: 3,
-    letterFallback: false,
-  });
+  await must(calendar.api, 'PUT', '/v1/reminder-settings', 'drill-reminder-settings', reminderSettingsBody({ autoCollections: true, paymentReminderEnabled: true }));
   const today = (await must(calendar.api, 'GET', '/v1/test-clock')).today as string;
   const subscriptions: string[] = [];
   for (const [i, customerId] of calendar.customers.slice(0, 3).entries()) {

@@ -13,27 +13,12 @@ import { join } from 'node:path';
 import { createSql, type Sql } from '../../services/shared/db.ts';
 import { startSmtpSink } from '../helpers/smtp-sink.ts';
 import { Receiver } from '../helpers/webhooks.ts';
-import {
-  checkCaseSteps,
-  checkEvents,
-  checkInvoiceMails,
-  checkNothingLeft,
-  checkNumberSeries,
-  checkPayments,
-  checkRefusals,
-  checkProgress,
-  checkReminders,
-  checkSilence,
-  checkSubscriptionPeriods,
-  seconds,
-  type Kill,
-  type Verdict,
-} from './checks.ts';
+import { seconds, type Kill } from './checks.ts';
 import { newRetryCounts } from './client.ts';
 import { committedEvents, readFacts, webhookDeliveries } from './facts.ts';
 import { startLoad } from './load.ts';
 import { setUpOrganisations, type DrillOrg } from './organisations.ts';
-import { formatVerdicts } from './report.ts';
+import { drillVerdicts, formatVerdicts } from './report.ts';
 import { startDrillStack, type DrillStack } from './stack.ts';
 
 /** The targets (docs/operations.md, "Fault drill"). */
@@ -155,19 +140,7 @@ async function main(): Promise<number> {
     out(settled.settled ? `  durable work settled ${seconds(settled.ms)} after the load` : `  durable work did not settle within ${seconds(settled.ms)}: ${settled.waiting}`);
 
     const facts = await readFacts(sql, { shop, calendar }, { webhooks: webhooks.received, handOvers: partner.received, mails: smtp.received });
-    const verdicts: Verdict[] = [
-      checkPayments(record.acks, facts.booked, record.unanswered),
-      checkEvents(facts.committed, facts.deliveries),
-      checkReminders(facts.reminders, facts.overdueReminders, facts.mails),
-      checkCaseSteps(facts.cases, facts.handOvers, facts.mails),
-      checkSubscriptionPeriods(facts.subscriptions, facts.mails),
-      checkInvoiceMails(facts.sends, facts.mails),
-      checkNumberSeries(facts.series),
-      checkNothingLeft(facts.wakeRows),
-      checkRefusals(record.refused),
-      checkSilence(record.pings, record.from, record.to, SILENCE_LIMIT_MS),
-      ...kills.filter((k) => k.durable).map((k) => checkProgress(k, facts.progress, PROGRESS_LIMIT_MS)),
-    ];
+    const verdicts = drillVerdicts(record, facts, kills.filter((k) => k.durable), { silenceMs: SILENCE_LIMIT_MS, progressMs: PROGRESS_LIMIT_MS });
     out('');
     out(formatVerdicts(verdicts));
     out('');
