@@ -1,5 +1,5 @@
 import { withdrawCase } from '../cases/take-due-case-step.ts';
-import { isUuid } from '../shared/ids.ts';
+import { isUuid } from '../../services/shared/ids.ts';
 import { OperatorError, UsageError, type Command, type Flags } from './commands.ts';
 import { CASE_TRANSITIONS } from '../cases/case-lifecycle.ts';
 

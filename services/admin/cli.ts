@@ -6,8 +6,8 @@
  * (no database, unknown organisation or key), 2 the command line is wrong.
  */
 import { migrate } from '../db/migrate.ts';
-import { readConfig } from '../shared/config.ts';
-import { createSql, Db, type Sql } from '../shared/db.ts';
+import { readConfig } from '../../services/shared/config.ts';
+import { createSql, Db, type Sql } from '../../services/shared/db.ts';
 import { COMMANDS, OperatorError, SELLER_DETAILS_USAGE, UsageError, type Command, type FlagKind, type Flags } from './commands.ts';
 import { resolveDatabaseUrl, unusableDatabaseMessage, type DatabaseLocation } from './database-url.ts';
 

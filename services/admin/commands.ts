@@ -1,6 +1,6 @@
 import { isScope, SCOPES, type Scope } from '../../contracts/scopes.ts';
-import type { Db, Queryable } from '../shared/db.ts';
-import { isUuid } from '../shared/ids.ts';
+import type { Db, Queryable } from '../../services/shared/db.ts';
+import { isUuid } from '../../services/shared/ids.ts';
 import { createApiKey } from '../organizations/create-api-key.ts';
 import { createOrganization } from '../organizations/create-organization.ts';
 import { listApiKeys, type ApiKeySummary } from '../organizations/list-api-keys.ts';

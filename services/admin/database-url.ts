@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { Config } from '../shared/config.ts';
+import type { Config } from '../../services/shared/config.ts';
 
 /**
  * Which database the operator tools (`npm run admin`, `npm run migrate`) work on: DATABASE_URL when set, otherwise

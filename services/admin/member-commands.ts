@@ -1,7 +1,7 @@
-import { isUuid } from '../shared/ids.ts';
-import { createKeyring } from '../shared/crypto.ts';
-import { readConfig } from '../shared/config.ts';
-import { resolveMasterKey } from '../shared/dev-secrets.ts';
+import { isUuid } from '../../services/shared/ids.ts';
+import { createKeyring } from '../../services/shared/crypto.ts';
+import { readConfig } from '../../services/shared/config.ts';
+import { resolveMasterKey } from '../../services/shared/dev-secrets.ts';
 import { addMember, MemberExistsError } from '../members/member-queries.ts';
 import { ROLE_KEYS, isRole } from '../members/roles.ts';
 import { OperatorError, UsageError, type Command } from './commands.ts';

@@ -3,18 +3,9 @@ import postgres from 'postgres';
 import { migrate } from '../../services/db/migrate.ts';
 import { dueWakes, shardsWithLostWork, wakeShardOf } from '../../services/clock/wake-index.ts';
 import { Db, type Sql } from '../../services/shared/db.ts';
+import { planNodes, type PlanNode } from '../helpers/query-plans.ts';
 
-interface PlanNode {
-  'Node Type': string;
-  'Index Name'?: string;
-  'Relation Name'?: string;
-  'Actual Rows': number;
-  'Actual Loops': number;
-  'Rows Removed by Filter'?: number;
-  Plans?: PlanNode[];
-}
 
-const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
 
 /**
  * Time-driven work scales with what is due, not with what exists: waking an organisation reads its due rows of the
@@ -61,7 +52,7 @@ describe('wake index plans: 100 000 rows not yet due are not read', function () 
     const last = seen.findLast((s) => match.test(s.query));
     assert.ok(last, 'no statement matched');
     const [row] = await sql.unsafe(`EXPLAIN (ANALYZE, FORMAT JSON) ${last.query}`, last.params as never[]);
-    return nodes((row as unknown as { 'QUERY PLAN': [{ Plan: PlanNode }] })['QUERY PLAN'][0].Plan);
+    return planNodes((row as unknown as { 'QUERY PLAN': [{ Plan: PlanNode }] })['QUERY PLAN'][0].Plan);
   }
   const wakeScans = (plan: PlanNode[]) => plan.filter((n) => n['Relation Name'] === 'wake_index');
 
@@ -88,7 +79,7 @@ describe('wake index plans: 100 000 rows not yet due are not read', function () 
         const last = seen.findLast((q) => /FROM wake_index/.test(q.query))!;
         await sql.unsafe(`PREPARE due_page AS ${last.query.replace(/\$(\d+)/g, (_m, n: string) => `$${n}`)}`);
         const [row] = await sql.unsafe(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE due_page (${last.params.map((v) => `'${String(v)}'`).join(', ')})`);
-        const plan = nodes((row as unknown as { 'QUERY PLAN': [{ Plan: PlanNode }] })['QUERY PLAN'][0].Plan);
+        const plan = planNodes((row as unknown as { 'QUERY PLAN': [{ Plan: PlanNode }] })['QUERY PLAN'][0].Plan);
         const scans = wakeScans(plan);
         assert.deepEqual(scans.map((n) => n['Index Name']), ['wake_index_org_due'], JSON.stringify(plan.map((n) => [n['Node Type'], n['Index Name']])));
         assert.equal(scans[0]!['Actual Rows'], 20);

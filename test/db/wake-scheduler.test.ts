@@ -3,19 +3,11 @@ import postgres from 'postgres';
 import { migrate } from '../../services/db/migrate.ts';
 import { armShard, claimDueWakes, claimWake, releaseNudge, releaseWake, RELEASE_COALESCE_MS, wakeShardOf } from '../../services/clock/wake-index.ts';
 import { Db, type Sql } from '../../services/shared/db.ts';
+import { planNodes, type PlanNode } from '../helpers/query-plans.ts';
 
-interface PlanNode {
-  'Node Type': string;
-  'Index Name'?: string;
-  'Relation Name'?: string;
-  'Actual Rows': number;
-  'Actual Loops': number;
-  Plans?: PlanNode[];
-}
-const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
 /** Rows the plan read from wake_index, over every loop. */
 const rowsRead = (plan: PlanNode): number =>
-  nodes(plan)
+  planNodes(plan)
     .filter((n) => n['Relation Name'] === 'wake_index' || (n['Index Name'] ?? '').startsWith('wake_index'))
     .reduce((sum, n) => sum + n['Actual Rows'] * n['Actual Loops'], 0);
 
