@@ -190,7 +190,7 @@ describe('deployment files: Kubernetes manifests', () => {
     // The validator itself refuses what is wrong (a port as text), so a pass above means something.
     const broken = structuredClone(deployment('faktura-api'));
     (broken.spec.template.spec.containers[0]!.ports![0] as { containerPort: unknown }).containerPort = 'http';
-    assert.throws(() => new Deployment(broken as never).validate(), /containerPort must be integer/);
+    assert.throws(() => new Deployment(broken).validate(), /containerPort must be integer/);
   });
 
   it('api, pay and workflows run at least two replicas each, as non-root with a read-only root, with resources', () => {
@@ -364,7 +364,7 @@ describe('deployment files: probes against the real processes', () => {
     assert.equal(command[1], '/app/deploy/container/workflows-health.ts');
     assert.equal(Number(command[2]), Number(effective(c, 'WORKFLOWS_PORT')));
     assert.equal(portOf(c, c.livenessProbe!.tcpSocket!.port), Number(effective(c, 'WORKFLOWS_PORT')));
-    const script = join(ROOT, command[1]!.replace(/^\/app\//, ''));
+    const script = join(ROOT, command[1].replace(/^\/app\//, ''));
     const ok = await run(process.execPath, [script, String(endpoint.port)]).then(() => 0, (e: { code: number }) => e.code);
     assert.equal(ok, 0);
     const closed = await run(process.execPath, [script, String(await freePort())]).then(() => 0, (e: { code: number }) => e.code);
@@ -605,7 +605,7 @@ describe("deployment files: values for Restate's Helm chart", () => {
     const retention = /^"(\d+)d"$/.exec(config.get('default-journal-retention') ?? '');
     assert.ok(retention && Number(retention[1]) >= 35, `default-journal-retention ${config.get('default-journal-retention')}`);
     assert.match(config.get('tracing-endpoint') ?? '', /^"http:\/\/[^"]+:4317"$/);
-    assert.equal(config.get('request-identity-private-key-pem-file'), JSON.stringify(keyFile));
+    assert.equal(config.get('worker.invoker.request-identity-private-key-pem-file'), JSON.stringify(keyFile));
     assert.equal(config.get('worker.invoker.concurrent-invocations-limit'), CONCURRENT_INVOCATIONS);
     assert.match(config.get('worker.snapshots.destination') ?? '', /^"s3:\/\//);
     // restate-server ignores variables it does not know: each one must change the configuration to count as read.
