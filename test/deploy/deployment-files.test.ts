@@ -110,6 +110,54 @@ const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
 };
 
+/** Where each kind's model (and its TypeScript declaration) lives in kubernetes-models. */
+const MODEL_FILES: Record<string, string> = {
+  'v1/Namespace': 'v1/Namespace',
+  'v1/ConfigMap': 'v1/ConfigMap',
+  'v1/Service': 'v1/Service',
+  'apps/v1/Deployment': 'apps/v1/Deployment',
+  'batch/v1/Job': 'batch/v1/Job',
+  'policy/v1/PodDisruptionBudget': 'policy/v1/PodDisruptionBudget',
+};
+
+/** The fields of the one interface a kubernetes-models declaration file declares, each with its type's file (if an object). */
+function declaredFields(dts: string): Map<string, string | undefined> {
+  const text = readFileSync(dts, 'utf8');
+  const imports = new Map<string, string>();
+  for (const m of text.matchAll(/^import \{ (\w+) \} from "([^"]+)";$/gm)) {
+    const spec = m[2]!;
+    const path = spec.startsWith('.') ? resolve(dirname(dts), spec.replace(/\.js$/, '.d.ts')) : join(ROOT, 'node_modules', `${spec}.d.ts`);
+    imports.set(m[1]!, path);
+  }
+  const body = /^export interface \w+(?: extends [\w, ]+)? \{\n([\s\S]*?)^\}/m.exec(text)?.[1] ?? '';
+  const fields = new Map<string, string | undefined>();
+  for (const m of body.matchAll(/^ {4}"([^"]+)"\??: (.*)$/gm)) {
+    // A map ({ [key: string]: … }) holds names the schema does not fix: its keys are not checked.
+    const ref = m[2]!.startsWith('{') ? undefined : /\b(IIoK8s\w+)\b/.exec(m[2]!)?.[1];
+    fields.set(m[1]!, ref ? imports.get(ref) : undefined);
+  }
+  return fields;
+}
+
+/**
+ * The paths of fields the Kubernetes API does not define. The schema validation above accepts unknown fields (as the
+ * API server does by default, with a warning at most); a misspelt `readinesProbe` would be dropped without a word.
+ */
+function unknownFields(value: unknown, dts: string, path: string, out: string[] = []): string[] {
+  if (Array.isArray(value)) {
+    value.forEach((v, i) => unknownFields(v, dts, `${path}[${i}]`, out));
+    return out;
+  }
+  if (value === null || typeof value !== 'object' || !existsSync(dts)) return out;
+  const fields = declaredFields(dts);
+  if (fields.size === 0) return out;
+  for (const [k, v] of Object.entries(value)) {
+    if (!fields.has(k)) out.push(`${path}.${k}`);
+    else if (fields.get(k)) unknownFields(v, fields.get(k)!, `${path}.${k}`, out);
+  }
+  return out;
+}
+
 interface Kustomization {
   namespace: string;
   resources: string[];
@@ -187,7 +235,11 @@ describe('deployment files: Kubernetes manifests', () => {
       assert.ok(Model, `${file}: ${obj.apiVersion} ${obj.kind} is a kind this test knows`);
       assert.doesNotThrow(() => new Model(obj as never).validate(), `${file}: ${obj.kind} ${obj.metadata.name}`);
     }
-    // The validator itself refuses what is wrong (a port as text), so a pass above means something.
+    for (const { file, obj } of all) {
+      const dts = join(ROOT, 'node_modules/kubernetes-models', `${MODEL_FILES[`${obj.apiVersion}/${obj.kind}`]}.d.ts`);
+      assert.deepEqual(unknownFields(obj, dts, `${obj.kind} ${obj.metadata.name}`), [], `${file}: fields the Kubernetes API does not define`);
+    }
+    // The validators themselves refuse what is wrong (a port as text, a misspelt field), so a pass above means something.
     const broken = structuredClone(deployment('faktura-api'));
     (broken.spec.template.spec.containers[0]!.ports![0] as { containerPort: unknown }).containerPort = 'http';
     assert.throws(() => new Deployment(broken).validate(), /containerPort must be integer/);
