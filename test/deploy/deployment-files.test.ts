@@ -274,6 +274,14 @@ describe('deployment files: Kubernetes manifests', () => {
     assert.equal(job[0]!.spec.template.spec.securityContext?.runAsNonRoot, true);
   });
 
+  it("a release's first apply (component notin api, pay, workflows: docs/deployment.md) takes everything but the Deployments", () => {
+    for (const { obj } of manifests()) {
+      const component = obj.metadata.labels?.['app.kubernetes.io/component'];
+      assert.equal(['api', 'pay', 'workflows'].includes(component ?? ''), obj.kind === 'Deployment', `${obj.kind} ${obj.metadata.name}`);
+    }
+    assert.match(read('docs/deployment.md'), /-l 'app\.kubernetes\.io\/component notin \(api,pay,workflows\)'/);
+  });
+
   it('every Service and PodDisruptionBudget selects the pods of one Deployment, on ports those pods declare', () => {
     const services = byKind<K8sObject & { spec: { selector: Record<string, string>; ports: { name: string; port: number; targetPort: string | number }[] } }>('Service');
     assert.deepEqual(services.map((s) => s.metadata.name).sort(), ['faktura-api', 'faktura-pay', 'faktura-workflows']);
