@@ -30,7 +30,7 @@ import { registerStartLinkPages } from './routes/start-link-pages.ts';
  * payments. Card data is entered on the provider's page and never reaches this service or the API.
  *
  * Routes: `GET /` (enter a code), `POST /code`, `GET /p/{reference}`, `POST /p/{reference}/checkout`,
- * `GET /p/{reference}/return`, `POST /callbacks/{provider}`, `GET /assets/pay.css`, `GET /healthz`, plus the
+ * `GET /p/{reference}/return`, `POST /callbacks/{provider}`, `GET /assets/pay.css`, `GET /healthz`, `GET /readyz`, plus the
  * provider's own pages when it brings them (the test provider's checkout under /test-provider/).
  *
  * Laid out as the API is: this file builds the server and registers `plugins/` (body parsers, the request log,
@@ -121,7 +121,7 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
   servePaymentDomainLinks(app, deps.db, base);
   registerErrorHandling(app, pages);
 
-  healthRoutes(app);
+  healthRoutes(app, deps.db);
   assetRoutes(app);
   payPageRoutes(app, {
     db: deps.db,
