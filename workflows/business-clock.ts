@@ -1,4 +1,5 @@
 import * as restate from '@restatedev/restate-sdk';
+import { RETENTION } from './shared/durable.ts';
 import { WORKFLOW_SERVICES } from '../contracts/workflows.ts';
 import { wakeShardOf } from '../services/clock/wake-index.ts';
 import { nudgeShard } from './shared/wake-claim.ts';
@@ -14,6 +15,7 @@ export const BUSINESS_CLOCK = WORKFLOW_SERVICES.BusinessClock;
 export function createBusinessClock() {
   return restate.object({
     name: BUSINESS_CLOCK,
+    options: RETENTION,
     handlers: {
       wakeDue: async (ctx: restate.ObjectContext): Promise<{ shard: number }> => {
         const shard = wakeShardOf(ctx.key);

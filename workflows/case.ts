@@ -2,7 +2,7 @@ import * as restate from '@restatedev/restate-sdk';
 import { WORK, WORKFLOW_SERVICES, parseCaseKey, type WorkTarget } from '../contracts/workflows.ts';
 import type { CaseStep } from '../services/cases/take-due-case-step.ts';
 import { dispatchDocument } from './shared/dispatch.ts';
-import { step } from './shared/durable.ts';
+import { RETENTION, step } from './shared/durable.ts';
 import { runStepLoop, type LoopResult } from './shared/step-loop.ts';
 import { releasing, type WakeClaimActivities } from './shared/wake-claim.ts';
 
@@ -42,6 +42,7 @@ export type CaseResult = LoopResult;
 export function createCase(activities: CaseActivities) {
   return restate.object({
     name: CASE,
+    options: RETENTION,
     handlers: {
       wake: releasing('Case', activities, async (ctx: restate.ObjectContext): Promise<CaseResult> => {
         const { organizationId, caseId } = parseCaseKey(ctx.key);

@@ -1,4 +1,5 @@
 import * as restate from '@restatedev/restate-sdk';
+import { RETENTION } from './shared/durable.ts';
 import { WORK, WORKFLOW_SERVICES, parseDunningKey, type WorkTarget } from '../contracts/workflows.ts';
 import { REMINDER_DELIVERY } from '../services/dispatch/delivery-lifecycle.ts';
 import type { DunningStep } from '../services/reminders/take-due-dunning-step.ts';
@@ -39,6 +40,7 @@ export type DunningResult = LoopResult;
 export function createDunning(activities: DunningActivities) {
   return restate.object({
     name: DUNNING,
+    options: RETENTION,
     handlers: {
       wake: releasing('Dunning', activities, async (ctx: restate.ObjectContext): Promise<DunningResult> => {
         const { organizationId, invoiceId } = parseDunningKey(ctx.key);

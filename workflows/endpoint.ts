@@ -68,12 +68,18 @@ export interface EndpointOptions {
   advertisedUrl?: string | undefined;
   logStream?: NodeJS.WritableStream;
   logLevel?: string;
+  /**
+   * `publickeyv1_…` keys: only requests restate-server signed with the matching private key are served (others get
+   * 401). Empty or unset: every request is served, and the SDK warns so at start.
+   */
+  identityKeys?: readonly string[];
 }
 
 export async function startWorkflowsEndpoint(opts: EndpointOptions): Promise<WorkflowsEndpoint> {
   const handler = restate.createEndpointHandler({
     services: createServices(opts.activities),
     logger: sdkLogger(opts.logStream ?? process.stdout, opts.logLevel ?? 'info'),
+    ...(opts.identityKeys?.length ? { identityKeys: [...opts.identityKeys] } : {}),
   });
   const server = http2.createServer(handler);
   // restate-server keeps its HTTP/2 sessions open; server.close() alone would wait for them forever.

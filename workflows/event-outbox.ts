@@ -1,6 +1,6 @@
 import * as restate from '@restatedev/restate-sdk';
 import { WORKFLOW_SERVICES } from '../contracts/workflows.ts';
-import { RETRY } from './shared/durable.ts';
+import { RETENTION, RETRY } from './shared/durable.ts';
 import { releasing, type WakeClaimActivities } from './shared/wake-claim.ts';
 
 /**
@@ -21,6 +21,7 @@ export interface EventOutboxActivities extends WakeClaimActivities {
 export function createEventOutbox(activities: EventOutboxActivities) {
   return restate.object({
     name: EVENT_OUTBOX,
+    options: RETENTION,
     handlers: {
       drain: releasing('EventOutbox', activities, async (ctx: restate.ObjectContext): Promise<{ drained: true }> => {
         await ctx.run('drain', () => activities.retryEventOutbox(ctx.key), RETRY.job);

@@ -1,6 +1,6 @@
 import * as restate from '@restatedev/restate-sdk';
 import { WORKFLOW_SERVICES, type HousekeepingJob } from '../contracts/workflows.ts';
-import { arm, disarm, isStaleWake, RETRY, type ArmedTimer } from './shared/durable.ts';
+import { arm, disarm, isStaleWake, RETENTION, RETRY, type ArmedTimer } from './shared/durable.ts';
 import { nudgeShard } from './shared/wake-claim.ts';
 
 /**
@@ -147,6 +147,7 @@ export function createHousekeeping(activities: HousekeepingActivities) {
 
   return restate.object({
     name: HOUSEKEEPING,
+    options: RETENTION,
     handlers: {
       /** Runs the job now and arms the schedule, unless it is armed already. Called at every start-up. */
       start: async (ctx: HousekeepingContext): Promise<RunResult> => {

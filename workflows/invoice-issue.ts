@@ -1,6 +1,6 @@
 import * as restate from '@restatedev/restate-sdk';
 import { WORK, WORKFLOW_SERVICES, type WorkTarget } from '../contracts/workflows.ts';
-import { RETRY, step } from './shared/durable.ts';
+import { RETENTION, RETRY, step } from './shared/durable.ts';
 import { handOn, releasing, type WakeClaimActivities } from './shared/wake-claim.ts';
 
 /**
@@ -23,6 +23,7 @@ export interface InvoiceIssueActivities extends WakeClaimActivities {
 export function createInvoiceIssue(activities: InvoiceIssueActivities) {
   return restate.object({
     name: INVOICE_ISSUE,
+    options: RETENTION,
     handlers: {
       finish: releasing('InvoiceIssue', activities, async (ctx: restate.ObjectContext): Promise<{ finished: boolean }> => {
         const result = await step(ctx, 'finish', () => activities.finishInvoiceIssue(ctx.key), 'finishIssue');

@@ -1,4 +1,5 @@
 import * as restate from '@restatedev/restate-sdk';
+import { RETENTION } from './shared/durable.ts';
 import { WORK, WORKFLOW_SERVICES, type WorkTarget } from '../contracts/workflows.ts';
 import { dispatchDocument, parkWork } from './shared/dispatch.ts';
 import { releasing, type WakeClaimActivities } from './shared/wake-claim.ts';
@@ -24,6 +25,7 @@ export interface InvoiceMailActivities extends WakeClaimActivities {
 export function createInvoiceMail(activities: InvoiceMailActivities) {
   return restate.object({
     name: INVOICE_MAIL,
+    options: RETENTION,
     handlers: {
       deliver: releasing('InvoiceMail', activities, async (ctx: restate.ObjectContext): Promise<{ status: string; code?: string }> => {
         const recorded = await dispatchDocument(ctx, {

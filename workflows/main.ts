@@ -55,6 +55,7 @@ type WorkflowsConfig = Pick<
   | 'workflowsHost'
   | 'workflowsPort'
   | 'workflowsUrl'
+  | 'restateIdentityKeys'
   | 'restateAdminUrl'
   | 'restateIngressUrl'
   | 'idempotencyRetentionDays'
@@ -75,6 +76,10 @@ type WorkflowsConfig = Pick<
 
 export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOptions = {}): Promise<RunningWorkflows> {
   if (!config.databaseUrl) throw new Error('DATABASE_URL is required: the workflows write to PostgreSQL.');
+  // Without it anyone who reaches the endpoint's port could run any handler (take a reminder, hand a case over).
+  if (config.nodeEnv === 'production' && config.restateIdentityKeys.length === 0) {
+    throw new Error('RESTATE_IDENTITY_KEYS is required when NODE_ENV=production: the publickeyv1_… key(s) of the private key restate-server signs its requests with.');
+  }
   if (config.restateAdminUrl && !config.restateIngressUrl) {
     throw new Error('RESTATE_INGRESS_URL is required with RESTATE_ADMIN_URL: the housekeeping schedule is started through it.');
   }
@@ -107,6 +112,7 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
       host: config.workflowsHost,
       port: config.workflowsPort,
       advertisedUrl: config.workflowsUrl,
+      identityKeys: config.restateIdentityKeys,
       ...(opts.logStream ? { logStream: opts.logStream } : {}),
       logLevel: config.logLevel,
     });

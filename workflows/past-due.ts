@@ -1,7 +1,7 @@
 import * as restate from '@restatedev/restate-sdk';
 import { WORK, WORKFLOW_SERVICES, type WorkTarget } from '../contracts/workflows.ts';
 import { parkWork } from './shared/dispatch.ts';
-import { step } from './shared/durable.ts';
+import { RETENTION, step } from './shared/durable.ts';
 import { releasing, type WakeClaimActivities } from './shared/wake-claim.ts';
 
 /**
@@ -25,6 +25,7 @@ export type PastDueResult = { changed: number; next: string | null } | { parked:
 export function createPastDue(activities: PastDueActivities) {
   return restate.object({
     name: PAST_DUE,
+    options: RETENTION,
     handlers: {
       wake: releasing('PastDue', activities, async (ctx: restate.ObjectContext): Promise<PastDueResult> => {
         const done = await step(ctx, 'announce', () => activities.announcePastDue(ctx.key), 'database');

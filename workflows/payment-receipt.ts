@@ -1,4 +1,5 @@
 import * as restate from '@restatedev/restate-sdk';
+import { RETENTION } from './shared/durable.ts';
 import { WORK, WORKFLOW_SERVICES, type WorkTarget } from '../contracts/workflows.ts';
 import { dispatchDocument, parkWork } from './shared/dispatch.ts';
 import { releasing, type WakeClaimActivities } from './shared/wake-claim.ts';
@@ -21,6 +22,7 @@ export interface PaymentReceiptActivities extends WakeClaimActivities {
 export function createPaymentReceipt(activities: PaymentReceiptActivities) {
   return restate.object({
     name: PAYMENT_RECEIPT,
+    options: RETENTION,
     handlers: {
       render: releasing('PaymentReceipt', activities, async (ctx: restate.ObjectContext): Promise<{ status: string }> => {
         // A receipt is stored, not sent: the segment's render step only.

@@ -1,4 +1,5 @@
 import * as restate from '@restatedev/restate-sdk';
+import { RETENTION } from './shared/durable.ts';
 import { WORK, WORKFLOW_SERVICES, type WorkTarget } from '../contracts/workflows.ts';
 import type { SignInMailAttempt } from '../services/pay/portal/deliver-sign-in-mail.ts';
 import { dispatchDocument, parkWork } from './shared/dispatch.ts';
@@ -23,6 +24,7 @@ export interface PortalSignInMailActivities extends WakeClaimActivities {
 export function createPortalSignInMail(activities: PortalSignInMailActivities) {
   return restate.object({
     name: PORTAL_SIGN_IN_MAIL,
+    options: RETENTION,
     handlers: {
       deliver: releasing('PortalSignInMail', activities, async (ctx: restate.ObjectContext): Promise<{ status: string }> => {
         const recorded = await dispatchDocument(ctx, {

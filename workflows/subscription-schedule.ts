@@ -1,7 +1,7 @@
 import * as restate from '@restatedev/restate-sdk';
 import { WORK, WORKFLOW_SERVICES, parseSubscriptionKey, type WorkTarget } from '../contracts/workflows.ts';
 import type { ScheduledRun } from '../services/subscriptions/run-period.ts';
-import { RETRY, step } from './shared/durable.ts';
+import { RETENTION, RETRY, step } from './shared/durable.ts';
 import { handOn, releasing, type WakeClaimActivities } from './shared/wake-claim.ts';
 
 /**
@@ -36,6 +36,7 @@ export type SubscriptionScheduleResult = { periods: number; ended: 'wait' | 'idl
 export function createSubscriptionSchedule(activities: SubscriptionScheduleActivities) {
   return restate.object({
     name: SUBSCRIPTION_SCHEDULE,
+    options: RETENTION,
     handlers: {
       wake: releasing('SubscriptionSchedule', activities, async (ctx: restate.ObjectContext): Promise<SubscriptionScheduleResult> => {
         const { organizationId, subscriptionId } = parseSubscriptionKey(ctx.key);

@@ -1,7 +1,7 @@
 import * as restate from '@restatedev/restate-sdk';
 import { WORKFLOW_SERVICES } from '../contracts/workflows.ts';
 import type { ClaimedWake } from '../services/clock/wake-index.ts';
-import { arm, disarm, isStaleWake, RETRY, type ArmedTimer } from './shared/durable.ts';
+import { arm, disarm, isStaleWake, RETENTION, RETRY, type ArmedTimer } from './shared/durable.ts';
 
 /**
  * The scheduler of one shard of the wake index (key: the shard, "0".."7"; services/clock/wake-index.ts). It is how
@@ -80,6 +80,7 @@ export function createWakeScheduler(activities: WakeSchedulerActivities) {
 
   return restate.object({
     name: WAKE_SCHEDULER,
+    options: RETENTION,
     handlers: {
       /** The armed timer (with its generation), or a run now (without). */
       tick: async (ctx: SchedulerContext, req: { gen?: number } | null): Promise<TickResult> => {

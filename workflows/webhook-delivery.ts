@@ -1,6 +1,6 @@
 import * as restate from '@restatedev/restate-sdk';
 import { WORKFLOW_SERVICES } from '../contracts/workflows.ts';
-import { disarm, isStaleWake, step, type ArmedTimer } from './shared/durable.ts';
+import { disarm, isStaleWake, RETENTION, step, type ArmedTimer } from './shared/durable.ts';
 import { releasing, type WakeClaimActivities } from './shared/wake-claim.ts';
 
 /**
@@ -38,6 +38,7 @@ type DeliveryContext = restate.ObjectContext<{ s: DeliveryState }>;
 export function createWebhookDelivery(activities: WebhookDeliveryActivities) {
   return restate.object({
     name: WEBHOOK_DELIVERY,
+    options: RETENTION,
     handlers: {
       wake: releasing('WebhookDelivery', activities, async (ctx: DeliveryContext, req?: WakeRequest | null): Promise<WakeResult> => {
         const stored = await ctx.get('s');

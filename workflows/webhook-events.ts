@@ -1,6 +1,6 @@
 import * as restate from '@restatedev/restate-sdk';
 import { WORKFLOW_SERVICES } from '../contracts/workflows.ts';
-import { RETRY } from './shared/durable.ts';
+import { RETENTION, RETRY } from './shared/durable.ts';
 import { handOn } from './shared/wake-claim.ts';
 
 /**
@@ -19,6 +19,7 @@ export interface WebhookEventsActivities {
 export function createWebhookEvents(activities: WebhookEventsActivities) {
   return restate.service({
     name: WEBHOOK_EVENTS,
+    options: RETENTION,
     handlers: {
       route: async (ctx: restate.Context, req: { eventId: string; organizationId: string }): Promise<{ pending: number }> => {
         if (!req || typeof req.eventId !== 'string' || typeof req.organizationId !== 'string') {

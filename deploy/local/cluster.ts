@@ -32,6 +32,7 @@ import { migrate } from '../../services/db/migrate.ts';
 import { callableHost, readConfig, type Config } from '../../services/shared/config.ts';
 import { createSql } from '../../services/shared/db.ts';
 import { resolveMasterKey, type MasterKey } from '../../services/shared/dev-secrets.ts';
+import { readOrCreateRequestIdentity } from '../../services/shared/request-identity.ts';
 import { ensureDatabase, startEmbeddedPostgres, type EmbeddedPg } from './embedded-postgres.ts';
 import { haproxyBinary, haproxyConfig, readProxyStats, type ProxyFrontend, type ProxyServerStats } from './haproxy.ts';
 import { preferPort } from './ports.ts';
@@ -642,12 +643,14 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
       return redisPart.url;
     })();
 
-    // 2. Three Restate nodes, provisioned once as one cluster (restatectl provision).
+    // 2. Three Restate nodes, provisioned once as one cluster (restatectl provision). All sign their requests to the
+    // workflows endpoints with the one key pair under DATA_DIR/secrets, whose public key the workflows processes get.
+    const identity = readOrCreateRequestIdentity(dataDir);
     const restate = (async () => {
       for (const node of restateNodes) {
         mkdirSync(node.baseDir, { recursive: true });
         const configFile = join(clusterDir, 'restate', `${node.nodeName}.toml`);
-        writeFileSync(configFile, restateNodeConfig(node, restateNodes));
+        writeFileSync(configFile, restateNodeConfig(node, restateNodes, identity.privateKeyPemFile));
         add({
           name: node.name,
           kind: 'restate',
@@ -737,7 +740,7 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
         kind: 'workflows',
         command: process.execPath,
         args: ['workflows/main.ts'],
-        env: { ...base, WORKFLOWS_HOST: '127.0.0.1', WORKFLOWS_PORT: String(port), WORKFLOWS_URL: workflowsUrl },
+        env: { ...base, WORKFLOWS_HOST: '127.0.0.1', WORKFLOWS_PORT: String(port), WORKFLOWS_URL: workflowsUrl, RESTATE_IDENTITY_KEYS: identity.publicKey },
         url: `http://127.0.0.1:${port}`,
         ports: { port },
         // Its boot ends with the registration (of the shared URL) and the housekeeping start, then it says so.

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
-import { CONCURRENT_INVOCATIONS, type RestatePorts } from './restate-server.ts';
+import { CONCURRENT_INVOCATIONS, DEFAULT_JOURNAL_RETENTION, type RestatePorts } from './restate-server.ts';
 
 /**
  * restate-server as a cluster on one machine, for `npm run start:cluster`: Restate's own cluster mode (one cluster
@@ -41,7 +41,7 @@ export const fabricUrl = (ports: RestatePorts): string => `http://127.0.0.1:${po
  * metadata is replicated over all three (2n+1 = 3 tolerates one failure), and any node's ingress or admin API serves
  * the whole cluster. `auto-provision` is off on all of them: `restatectl provision` makes them a cluster.
  */
-export function restateNodeConfig(node: RestateNodeSpec, all: readonly RestateNodeSpec[]): string {
+export function restateNodeConfig(node: RestateNodeSpec, all: readonly RestateNodeSpec[], requestIdentityPrivateKeyPemFile?: string): string {
   const q = (s: string) => JSON.stringify(s);
   return [
     '# Written by deploy/local/cluster.ts at every start (ports may change between starts); edits are overwritten.',
@@ -56,6 +56,8 @@ export function restateNodeConfig(node: RestateNodeSpec, all: readonly RestateNo
     // Loopback TCP only (the 1.7 default binds every interface and also opens Unix sockets).
     'listen-mode = "tcp"',
     'disable-telemetry = true',
+    // Completed journals are kept for a whole dunning cycle, as on the single node (restate-server.ts).
+    `default-journal-retention = ${q(DEFAULT_JOURNAL_RETENTION)}`,
     // A node that (re)joins is "suspect" for this long before partitions are placed on it (default 5 s, which is most
     // of a cold start here). On loopback there is no flaky network for the longer wait to smooth over.
     'gossip-suspect-interval = "1s"',
@@ -77,6 +79,8 @@ export function restateNodeConfig(node: RestateNodeSpec, all: readonly RestateNo
     '[worker.invoker]',
     // The same bound as the single node's (restate-server.ts), per node: a burst of due work queues in Restate.
     `concurrent-invocations-limit = ${CONCURRENT_INVOCATIONS}`,
+    // Every node signs its requests to the workflows endpoints with the one key pair (docs/operations.md, "Request identity").
+    ...(requestIdentityPrivateKeyPemFile ? [`request-identity-private-key-pem-file = ${q(requestIdentityPrivateKeyPemFile)}`] : []),
     '',
   ].join('\n');
 }

@@ -24,6 +24,11 @@ export interface RestateServerOptions {
   /** Server output is appended here; without it the output is discarded. */
   logFile?: string;
   nodeName?: string;
+  /**
+   * The Ed25519 private key (PEM) the server signs every request to a service endpoint with; the endpoint accepts
+   * only its public key (services/shared/request-identity.ts). Unset: requests go unsigned.
+   */
+  requestIdentityPrivateKeyPemFile?: string;
   /** Extra RESTATE_* settings (tests shorten the retry policy). */
   env?: Record<string, string>;
   readyTimeoutMs?: number;
@@ -59,6 +64,13 @@ const PARTITIONS = '4';
  * a waiting invocation cannot hold up a running one.
  */
 export const CONCURRENT_INVOCATIONS = '32';
+
+/**
+ * The server's default journal retention (`default-journal-retention`): at least 35 days, a whole dunning cycle
+ * (reminders 10 days apart, the påkrav deadline, the hand-over). The services set the same in their own options
+ * (workflows/shared/durable.ts, RETENTION); this covers anything registered without it.
+ */
+export const DEFAULT_JOURNAL_RETENTION = '35d';
 
 const require = createRequire(import.meta.url);
 
@@ -107,6 +119,12 @@ export async function startRestateServer(opts: RestateServerOptions): Promise<Re
           RESTATE_BIND_PORT: String(fabric),
           RESTATE_DEFAULT_NUM_PARTITIONS: PARTITIONS,
           RESTATE_WORKER__INVOKER__CONCURRENT_INVOCATIONS_LIMIT: CONCURRENT_INVOCATIONS,
+          // Completed invocations keep their journals this long, for every service that does not set its own: a
+          // whole dunning cycle can be read back (docs/operator-guide.md).
+          RESTATE_DEFAULT_JOURNAL_RETENTION: DEFAULT_JOURNAL_RETENTION,
+          // The key's place in 1.7's configuration (worker.invoker); the older top-level
+          // RESTATE_REQUEST_IDENTITY_PRIVATE_KEY_PEM_FILE still works but logs a deprecation warning at every start.
+          ...(opts.requestIdentityPrivateKeyPemFile ? { RESTATE_WORKER__INVOKER__REQUEST_IDENTITY_PRIVATE_KEY_PEM_FILE: opts.requestIdentityPrivateKeyPemFile } : {}),
           RESTATE_DISABLE_TELEMETRY: 'true',
           DO_NOT_TRACK: '1',
           // The server makes a scratch directory per invocation task under TMPDIR and leaves it behind: keep them

@@ -17,6 +17,7 @@ import { callableHost, payBaseUrl, readConfig, type Config } from '../../service
 import { createKeyring } from '../../services/shared/crypto.ts';
 import { createSql } from '../../services/shared/db.ts';
 import { resolveMasterKey, type MasterKey } from '../../services/shared/dev-secrets.ts';
+import { readOrCreateRequestIdentity } from '../../services/shared/request-identity.ts';
 import { runWorkflows, type RunningWorkflows } from '../../workflows/main.ts';
 import { ensureDatabase, startEmbeddedPostgres, type EmbeddedPg } from './embedded-postgres.ts';
 import { preferPort } from './ports.ts';
@@ -335,12 +336,17 @@ async function main(): Promise<number> {
     };
     writeRuntimeFile(dataDir, runtime);
 
-    // 3. restate-server
+    // 3. restate-server, signing every request to the workflows endpoint with the key pair under DATA_DIR/secrets
+    // (docs/operations.md, "Request identity"); an external Restate signs with its own, named by RESTATE_IDENTITY_KEYS.
+    let identityKeys = config.restateIdentityKeys;
     if (restatePorts) {
+      const identity = readOrCreateRequestIdentity(dataDir);
+      identityKeys = [identity.publicKey];
       parts.restate = await startRestateServer({
         baseDir: join(dataDir, 'restate'),
         ports: restatePorts,
         logFile: join(logsDir, 'restate.log'),
+        requestIdentityPrivateKeyPemFile: identity.privateKeyPemFile,
       });
       runtime = { ...runtime, pids: { ...runtime.pids, restateServer: parts.restate.pid } };
       writeRuntimeFile(dataDir, runtime);
@@ -361,6 +367,7 @@ async function main(): Promise<number> {
       databaseUrl,
       restateIngressUrl,
       restateAdminUrl,
+      restateIdentityKeys: identityKeys,
       workflowsPort,
       port: apiPort,
       payPort,

@@ -1,3 +1,5 @@
+import { IDENTITY_KEY_PATTERN } from './request-identity.ts';
+
 /**
  * Every setting the service reads, in one place. Each is documented in docs/operations.md ("Configuration").
  * Nothing else in the code base reads process.env.
@@ -17,6 +19,12 @@ export interface Config {
   workflowsHost: string;
   /** The endpoint's address as restate-server reaches it; derived from host and port when unset. */
   workflowsUrl: string | undefined;
+  /**
+   * RESTATE_IDENTITY_KEYS: the `publickeyv1_…` keys whose signature the workflows endpoint requires on every request
+   * (restate-server signs with the private key; docs/operations.md, "Request identity"). Empty: unsigned requests are
+   * accepted (the SDK warns at start); the workflows process refuses to start so with NODE_ENV=production.
+   */
+  restateIdentityKeys: string[];
   /**
    * Stored idempotent responses are purged after this many days (docs/api-conventions.md, "Idempotency": at least 30).
    */
@@ -189,6 +197,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workflowsPort: int('WORKFLOWS_PORT', env.WORKFLOWS_PORT, 0),
     workflowsHost: env.WORKFLOWS_HOST || '127.0.0.1',
     workflowsUrl: env.WORKFLOWS_URL || undefined,
+    restateIdentityKeys: identityKeys(env.RESTATE_IDENTITY_KEYS),
     idempotencyRetentionDays: atLeast('IDEMPOTENCY_RETENTION_DAYS', int('IDEMPOTENCY_RETENTION_DAYS', env.IDEMPOTENCY_RETENTION_DAYS, 30), 30),
     rateLimitDefault: int('RATE_LIMIT_DEFAULT', env.RATE_LIMIT_DEFAULT, 100),
     rateLimitDocument: int('RATE_LIMIT_DOCUMENT', env.RATE_LIMIT_DOCUMENT, 10),
@@ -209,6 +218,16 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     portalCnameTarget: hostName('PORTAL_CNAME_TARGET', env.PORTAL_CNAME_TARGET) ?? 'portal.faktura.invalid',
     portalBaseDomain: hostName('PORTAL_BASE_DOMAIN', env.PORTAL_BASE_DOMAIN),
   };
+}
+
+/** RESTATE_IDENTITY_KEYS: comma-separated `publickeyv1_…` keys; a typo would otherwise refuse every request from Restate. */
+function identityKeys(raw: string | undefined): string[] {
+  if (!raw) return [];
+  const keys = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const key of keys) {
+    if (!IDENTITY_KEY_PATTERN.test(key)) throw new Error(`RESTATE_IDENTITY_KEYS must be comma-separated publickeyv1_… keys, got "${key.slice(0, 24)}…"`);
+  }
+  return keys;
 }
 
 /** A DNS host name with at least one dot, lower-cased; unset or empty: undefined. */

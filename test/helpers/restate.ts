@@ -5,10 +5,16 @@ import { freePort } from '../../deploy/local/ports.ts';
 import { dueWakes } from '../../services/clock/wake-index.ts';
 import { createRestateWakeups } from '../../services/clock/wakeups.ts';
 import type { Db } from '../../services/shared/db.ts';
+import { readOrCreateRequestIdentity, type RequestIdentity } from '../../services/shared/request-identity.ts';
 import { restateQuery, startRestateServer, type RestateServer } from '../../deploy/local/restate-server.ts';
 
 export interface TestRestate extends RestateServer {
   query<T = Record<string, unknown>>(sql: string): Promise<T[]>;
+  /**
+   * The public key of the private key this server signs its requests with: give it to every workflows endpoint
+   * (`identityKeys`), so that tests run with request identity as production does.
+   */
+  identityKeys: string[];
 }
 
 async function distinctPorts(n: number): Promise<number[]> {
@@ -19,17 +25,21 @@ async function distinctPorts(n: number): Promise<number[]> {
 
 /**
  * A restate-server of its own in a temp directory, removed on stop. A failing handler is retried three times and
- * then killed, so that a broken test fails fast instead of waiting out Restate's default retry policy.
+ * then killed, so that a broken test fails fast instead of waiting out Restate's default retry policy. It signs its
+ * requests with a key pair of its own (`identityKeys`), as `npm start`'s server does.
  */
 export async function startTestRestate(env: Record<string, string> = {}): Promise<TestRestate> {
   const dir = mkdtempSync(join(tmpdir(), 'faktura-test-restate-'));
   const [ingress, admin, fabric] = (await distinctPorts(3)) as [number, number, number];
   let server: RestateServer;
+  let identity: RequestIdentity;
   try {
+    identity = readOrCreateRequestIdentity(dir);
     server = await startRestateServer({
       baseDir: join(dir, 'data'),
       ports: { ingress, admin, fabric },
       logFile: join(dir, 'restate.log'),
+      requestIdentityPrivateKeyPemFile: identity.privateKeyPemFile,
       env: {
         RESTATE_DEFAULT_RETRY_POLICY__MAX_ATTEMPTS: '3',
         RESTATE_DEFAULT_RETRY_POLICY__ON_MAX_ATTEMPTS: 'kill',
@@ -43,6 +53,7 @@ export async function startTestRestate(env: Record<string, string> = {}): Promis
   return {
     ...server,
     query: (sql) => restateQuery(server.adminUrl, sql),
+    identityKeys: [identity.publicKey],
     async stop(timeoutMs?: number) {
       try {
         await server.stop(timeoutMs);

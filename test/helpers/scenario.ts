@@ -125,6 +125,7 @@ export async function startScenario(opts: { orgName?: string; plan?: Plan } = {}
       ),
       host: '127.0.0.1',
       port: await freePort(),
+      identityKeys: restate.identityKeys,
       logStream: silent,
     });
     await registerDeployment(restate.adminUrl, endpoint.url);

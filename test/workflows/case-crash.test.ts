@@ -105,7 +105,7 @@ describe('a collection case hand-over survives a killed workflows process', func
     const w = await startWorkerProcess(
       'test/workflows/fixtures/case-worker.ts',
       [process.env.TEST_DATABASE_URL!, TEST_MASTER_KEY.toString('hex'), restate.adminUrl, partner.url, partner.secret, String(port)],
-      { CASE_FAULT: fault ?? '' },
+      { CASE_FAULT: fault ?? '', RESTATE_IDENTITY_KEYS: restate.identityKeys.join(',') },
       workers,
     );
     const stopped = w.stopped.then((s) => ({ point: s.point, caseId: s.id }));

@@ -81,7 +81,7 @@ describe('dunning survives a killed workflows process', function () {
 
   /** Starts the workflows endpoint in a child process on `port` and waits until it is registered. */
   async function startWorker(port: number, fault?: Fault): Promise<Worker> {
-    const w = await startWorkerProcess('test/workflows/fixtures/dunning-worker.ts', [process.env.TEST_DATABASE_URL!, TEST_MASTER_KEY.toString('hex'), restate.adminUrl, smtp.url, String(port)], { DUNNING_FAULT: fault ?? '' }, workers);
+    const w = await startWorkerProcess('test/workflows/fixtures/dunning-worker.ts', [process.env.TEST_DATABASE_URL!, TEST_MASTER_KEY.toString('hex'), restate.adminUrl, smtp.url, String(port)], { DUNNING_FAULT: fault ?? '', RESTATE_IDENTITY_KEYS: restate.identityKeys.join(',') }, workers);
     const stopped = w.stopped.then((s) => ({ point: s.point, reminderId: s.id }));
     stopped.catch(() => {});
     return { ...w, stopped };

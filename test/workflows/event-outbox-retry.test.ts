@@ -44,6 +44,7 @@ describe('event relay: a failed hand-off is retried through the wake index', fun
       ),
       host: '127.0.0.1',
       port: await freePort(),
+      identityKeys: restate.identityKeys,
       logStream: new Writable({ write: (_c, _e, cb) => cb() }),
     });
     await registerDeployment(restate.adminUrl, endpoint.url);

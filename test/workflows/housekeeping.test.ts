@@ -78,6 +78,7 @@ describe('Housekeeping: purge of stored idempotent responses', function () {
       activities: createActivities(testDb().db, { idempotencyRetentionDays: RETENTION_DAYS, mailFromAddress: 'no-reply@faktura.invalid', publicApiUrl: undefined }, testActivityResources()),
       host: '127.0.0.1',
       port: await freePort(),
+      identityKeys: restate.identityKeys,
       logStream,
     });
     await registerDeployment(restate.adminUrl, endpoint.url);
@@ -225,6 +226,7 @@ describe('registering the workflows endpoint with Restate', function () {
       activities: createActivities(testDb().db, { idempotencyRetentionDays: RETENTION_DAYS, mailFromAddress: 'no-reply@faktura.invalid', publicApiUrl: undefined }, testActivityResources()),
       host: '127.0.0.1',
       port: await freePort(),
+      identityKeys: restate.identityKeys,
       logStream: silent,
     });
     endpoints.push(ep);

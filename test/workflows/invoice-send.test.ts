@@ -51,6 +51,7 @@ describe('sending invoices by e-mail', () => {
       ),
       host: '127.0.0.1',
       port: await freePort(),
+      identityKeys: restate.identityKeys,
       logStream: silent,
     });
     await registerDeployment(restate.adminUrl, endpoint.url);

@@ -26,6 +26,7 @@ describe('wake index: claims whose invocation is gone are released by the backst
       activities: createActivities(testDb().db, { idempotencyRetentionDays: 30, mailFromAddress: 'no-reply@faktura.invalid', publicApiUrl: undefined }, testActivityResources()),
       host: '127.0.0.1',
       port: await freePort(),
+      identityKeys: restate.identityKeys,
       logStream: new Writable({ write: (_c, _e, cb) => cb() }),
     });
     await registerDeployment(restate.adminUrl, endpoint.url);

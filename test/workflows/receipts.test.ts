@@ -37,6 +37,7 @@ describe('payment receipts', function () {
       ),
       host: '127.0.0.1',
       port: await freePort(),
+      identityKeys: restate.identityKeys,
       logStream: silent,
     });
     await registerDeployment(restate.adminUrl, endpoint.url);

@@ -64,7 +64,7 @@ describe('a subscription schedule survives a killed workflows process', function
   const messageIds = () => smtp.received.map((raw) => (header(parseMime(raw), 'message-id') ?? '').replace(/^<|>$/g, ''));
 
   async function startWorker(port: number, fault?: Fault): Promise<Worker> {
-    const w = await startWorkerProcess('test/workflows/fixtures/subscription-worker.ts', [process.env.TEST_DATABASE_URL!, TEST_MASTER_KEY.toString('hex'), restate.adminUrl, smtp.url, String(port)], { SUBSCRIPTION_FAULT: fault ?? '' }, workers);
+    const w = await startWorkerProcess('test/workflows/fixtures/subscription-worker.ts', [process.env.TEST_DATABASE_URL!, TEST_MASTER_KEY.toString('hex'), restate.adminUrl, smtp.url, String(port)], { SUBSCRIPTION_FAULT: fault ?? '', RESTATE_IDENTITY_KEYS: restate.identityKeys.join(',') }, workers);
     const stopped = w.stopped.then((s) => ({ point: s.point, invoiceId: s.id }));
     stopped.catch(() => {});
     return { ...w, stopped };

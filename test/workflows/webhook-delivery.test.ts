@@ -51,6 +51,7 @@ describe('webhook delivery', function () {
       ),
       host: '127.0.0.1',
       port: await freePort(),
+      identityKeys: restate.identityKeys,
       logStream: process.env.DEBUG_WF ? process.stderr : silent,
     });
     await registerDeployment(restate.adminUrl, endpoint.url);

@@ -107,3 +107,21 @@ export async function step<T>(
     return { ok: false, failed: err.message };
   }
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Retention
+
+/**
+ * How long Restate keeps what a finished invocation did, for every durable service: its journal (each step's stored
+ * result, what the Restate UI and `sys_journal` show; docs/operator-guide.md) and the idempotency key it was sent with.
+ * 35 days hold a whole dunning cycle (reminders 10 days apart, the påkrav's 10-day deadline, the hand-over the day
+ * after), so an operator asked why a reminder or hand-over happened can still read each step that led to it. The
+ * idempotency retention is set too because it caps the journal's for an invocation sent with a key, which every wake
+ * is (`wake:<service>:<key>:<claim>`, the claim from a sequence that never repeats). The server's own default is the
+ * same (`default-journal-retention`, deploy/local/restate-server.ts), for anything registered without these.
+ */
+export const RETENTION_DAYS = 35;
+export const RETENTION = {
+  journalRetention: { days: RETENTION_DAYS },
+  idempotencyRetention: { days: RETENTION_DAYS },
+} as const satisfies restate.ServiceOptions;
