@@ -1,4 +1,4 @@
-import { handOverDay, paakravDeadline } from '../law/danish-law.ts';
+import { citeRules, handOverDay, LAW, paakravDeadline, type Rule, type StepRule } from '../law/danish-law.ts';
 import { REMINDER_LIFECYCLE } from '../reminders/reminder-lifecycle.ts';
 import { CASE_LIFECYCLE, INITIAL_CASE_STATE, isCaseClosed, type CaseState } from './case-lifecycle.ts';
 
@@ -62,3 +62,33 @@ export const paakravDates = (sentOn: string): { deadline: string; handOverOn: st
   deadline: paakravDeadline(sentOn),
   handOverOn: handOverDay(sentOn),
 });
+
+/** The case's own rules for dating its påkrav, beside the law's. */
+export const CASE_RULES = {
+  demandLetterWasPaakrav: {
+    id: 'case-paakrav-is-demand-letter',
+    text: `The invoice's demand letter went out and was the påkrav: the case records it, dated the day it was sent. ${LAW.paakravDeadline.text}`,
+  },
+  ownPaakrav: {
+    id: 'case-paakrav-today',
+    text: `No påkrav went out for the invoice: the case sends its own, dated today. ${LAW.paakravDeadline.text}`,
+  },
+} as const satisfies Record<string, Rule>;
+
+/**
+ * The rule behind a case decision's date, for the step's journaled result (a case step charges no fee); null for
+ * `done`, which decides nothing.
+ */
+export function caseStepRule(decision: CaseDecision): StepRule | null {
+  switch (decision.kind) {
+    case 'done':
+      return null;
+    case 'record_paakrav':
+      return citeRules(CASE_RULES.demandLetterWasPaakrav, null);
+    case 'send_paakrav':
+      return citeRules(CASE_RULES.ownPaakrav, null);
+    case 'wait':
+    case 'hand_over':
+      return citeRules(LAW.handOver, null);
+  }
+}

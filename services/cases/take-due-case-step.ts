@@ -4,7 +4,8 @@ import { recordEvent } from '../events/record-event.ts';
 import type { Db, Queryable } from '../shared/db.ts';
 import { isUuid } from '../shared/ids.ts';
 import { CASE_LIFECYCLE, INITIAL_CASE_STATE, isCaseClosed, OPEN_CASE_STATES, type CaseState } from './case-lifecycle.ts';
-import { nextCaseStep, paakravDates, type LastReminder } from './case-policy.ts';
+import { caseStepRule, nextCaseStep, paakravDates, type LastReminder } from './case-policy.ts';
+import type { StepRule } from '../law/danish-law.ts';
 import { caseEventData, lockCase, transitionCase } from './transition-case.ts';
 
 /**
@@ -21,16 +22,19 @@ import { caseEventData, lockCase, transitionCase } from './transition-case.ts';
  *   stable) and `recordCaseHandOver` commits OVERDRAGET after the partner answered.
  *
  * Safe to repeat: everything is read back from the database each time.
+ *
+ * Each step but `done` names the rule that decided its date (`rule`, case-policy.ts's `caseStepRule`), so its
+ * journaled result says why; results journaled before `rule` existed lack it, so it is optional.
  */
 export type CaseStep =
   | { kind: 'done'; state: CaseState | null }
-  | { kind: 'wait'; date: string }
+  | { kind: 'wait'; date: string; rule?: StepRule }
   /** The påkrav is recorded (the invoice's demand letter was it): the next wake waits for the hand-over day. */
-  | { kind: 'paakrav_recorded'; sentOn: string }
+  | { kind: 'paakrav_recorded'; sentOn: string; rule?: StepRule }
   /** The case sends its own påkrav, dated `sentOn`. */
-  | { kind: 'send_paakrav'; sentOn: string }
+  | { kind: 'send_paakrav'; sentOn: string; rule?: StepRule }
   /** The hand-over day has come. */
-  | { kind: 'hand_over'; handedOverOn: string };
+  | { kind: 'hand_over'; handedOverOn: string; rule?: StepRule };
 
 /** Lists the case's lifecycle as due at the start of `date` (business time, Europe/Copenhagen), or ends it. */
 export async function scheduleCase(sql: Queryable, organizationId: string, caseId: string, date: string | null): Promise<void> {
@@ -57,19 +61,20 @@ export async function takeDueCaseStep(db: Db, organizationId: string, caseId: st
     }
     const lastReminder = c.state === INITIAL_CASE_STATE && c.invoice_id ? await lastNumberedReminder(tx, organizationId, c.invoice_id) : null;
     const decision = nextCaseStep({ state: c.state, paakravSentOn: c.paakrav_sent_on, lastReminder }, await businessToday(tx, organizationId));
+    const rule = caseStepRule(decision)!;
     switch (decision.kind) {
       case 'done':
         await scheduleCase(tx, organizationId, caseId, null);
         return { kind: 'done', state: c.state };
       case 'record_paakrav':
         await commitPaakrav(tx, organizationId, caseId, decision.sentOn);
-        return { kind: 'paakrav_recorded', sentOn: decision.sentOn };
+        return { kind: 'paakrav_recorded', sentOn: decision.sentOn, rule };
       case 'wait':
         await scheduleCase(tx, organizationId, caseId, decision.date);
-        return decision;
+        return { ...decision, rule };
       case 'send_paakrav':
       case 'hand_over':
-        return decision;
+        return { ...decision, rule };
     }
   });
 }

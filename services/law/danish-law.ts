@@ -5,8 +5,34 @@ import { addDays } from '../shared/clock.ts';
  * (docs/reminders.md, "The law"). Every module that charges a fee, dates a deadline, refuses a time-barred claim or
  * checks an invoice's seller details imports it from here; a SQL statement that needs one takes it as a parameter.
  *
+ * `LAW` names each provision a dunning or collection step can be decided by, as a stable id and its words: a taken
+ * step's journaled result cites them (`rule`, reminder-policy.ts), so the Restate UI shows why a step was taken.
+ *
  * Dates are 'YYYY-MM-DD' business dates (Europe/Copenhagen).
  */
+
+/** A rule a step was decided by: a stable id (for queries over journals) and what it says, with its source. */
+export interface Rule {
+  id: string;
+  text: string;
+}
+
+/**
+ * Why a taken step was taken when it was and cost what it did, as its journaled result carries it: the ids of the
+ * rule that decided its date and of the one that decided its fee (null for a step without a fee), and their words.
+ * Results journaled before this was added have no `rule`; whatever reads them treats it as optional.
+ */
+export interface StepRule {
+  date: string;
+  fee: string | null;
+  text: string;
+}
+
+export const citeRules = (date: Rule, fee: Rule | null): StepRule => ({
+  date: date.id,
+  fee: fee?.id ?? null,
+  text: fee === null || fee.id === date.id ? date.text : `${date.text} ${fee.text}`,
+});
 
 // ---------------------------------------------------------------------------------------------------------------
 // Renteloven § 9 b: reminder fees.
@@ -76,6 +102,44 @@ export function timeBarredOn(dueDate: string): string {
 
 /** Whether a claim due on `dueDate` is time-barred on `on`: no fee, no collection. */
 export const isTimeBarred = (dueDate: string, on: string): boolean => on >= timeBarredOn(dueDate);
+
+// ---------------------------------------------------------------------------------------------------------------
+// The provisions a step cites, from the numbers above.
+
+export const LAW = {
+  feeCap: {
+    id: 'renteloven-9b-100-kr',
+    text: `Renteloven § 9 b, stk. 1: a reminder may cost at most ${STATUTORY_FEE_OERE / 100} kr.`,
+  },
+  feeInterval: {
+    id: 'renteloven-9b-10-days',
+    text: `Renteloven § 9 b, stk. 2: at least ${FEE_INTERVAL_DAYS} days between fee-bearing reminders; a reminder sent sooner is free.`,
+  },
+  feesPerClaim: {
+    id: 'renteloven-9b-3-per-claim',
+    text: `Renteloven § 9 b, stk. 2: fees for at most ${FEE_REMINDERS_PER_INVOICE} reminders on the same claim; a further one is free.`,
+  },
+  feesPerArrears: {
+    id: 'renteloven-9b-3-per-arrears',
+    text: `Renteloven § 9 b, stk. 2: at most ${FEE_REMINDERS_PER_ARREARS} fee-bearing reminders in one continuous arrears of the debtor, across their invoices; a further one is free.`,
+  },
+  timeBarred: {
+    id: 'foraeldelsesloven-3-time-barred',
+    text: `Forældelsesloven § 3, stk. 1: the claim is time-barred ${LIMITATION_YEARS} years after its due date; no fee and no collection.`,
+  },
+  limitation: {
+    id: 'foraeldelsesloven-3-warning',
+    text: `Forældelsesloven § 3, stk. 1: the claim becomes time-barred ${LIMITATION_YEARS} years after its due date; the creditor is warned before.`,
+  },
+  paakravDeadline: {
+    id: 'inkassoloven-10-10-days',
+    text: `Inkassoloven § 10, stk. 1: the påkrav gives the debtor at least ${PAAKRAV_DEADLINE_DAYS} days to pay before debt collection.`,
+  },
+  handOver: {
+    id: 'inkassoloven-10-hand-over',
+    text: `Inkassoloven § 10: the claim goes to debt collection the day after the påkrav's ${PAAKRAV_DEADLINE_DAYS}-day deadline has fully run (the påkrav date + ${HAND_OVER_AFTER_DAYS} days).`,
+  },
+} as const satisfies Record<string, Rule>;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Momsbekendtgørelsen § 58: what an invoice must show of its seller.

@@ -3,9 +3,11 @@ import {
   FEE_REMINDERS_PER_INVOICE,
   handOverDay,
   isTimeBarred,
+  LAW,
   MAX_NUMBERED_REMINDERS,
   nextFeeAllowedOn,
   paakravDeadline,
+  type Rule,
   STATUTORY_FEE_OERE,
   timeBarredOn,
 } from '../law/danish-law.ts';
@@ -23,11 +25,35 @@ import { addDays } from '../shared/clock.ts';
  * - `decideFee`: the fee a reminder taken on a date carries (§ 9 b: the cap, 3 per invoice, 3 per continuous
  *   arrears, 10 days apart, none on a time-barred claim).
  * - `arrearsStart`: where the customer's current continuous arrears began.
+ * - `decideStep` and `feeRule`: the rule behind a step's date and fee (the law's, `LAW`, or the plan's,
+ *   `PLAN_RULES`), which the taken step's journaled result names (`StepRule`, danish-law.ts).
  *
  * Dates are 'YYYY-MM-DD' business dates (Europe/Copenhagen).
  */
 
+// ---------------------------------------------------------------------------------------------------------------
+// The rules a step cites
+
+/** The plan's own rules, beside the law's (`LAW`): what the settings or the pinned flow say, and the engine's decisions. */
+export const PLAN_RULES = {
+  planDate: {
+    id: 'plan-days-after-due',
+    text: "The plan: the step's day is the due date + its daysAfterDue (the reminder settings, or the reminder flow the invoice is pinned to).",
+  },
+  startedLate: {
+    id: 'plan-not-before-issue',
+    text: "No step is dated before the invoice was issued: a step whose day had passed at issue is taken on the issue day, a reminder after the previous one's deadline.",
+  },
+  paymentReminderFree: { id: 'plan-payment-reminder-free', text: 'The payment reminder, before the numbered reminders, is always free.' },
+  noFee: { id: 'plan-no-fee', text: 'The plan charges no fee for this reminder.' },
+  undeliverable: {
+    id: 'no-channel-no-fee',
+    text: 'The customer can be reached by none of the channels the plan allows: the reminder counts as taken and charges nothing.',
+  },
+} as const satisfies Record<string, Rule>;
+
 /** Limitation warnings, days before the claim is time-barred. */
+
 export const LIMITATION_WARNING_DAYS = [90, 30] as const;
 export type LimitationWarning = (typeof LIMITATION_WARNING_DAYS)[number];
 
@@ -173,8 +199,18 @@ export type PlannedStep =
 const lastFeeBearing = (taken: readonly TakenReminder[]): TakenReminder | undefined => taken.filter((t) => t.feeOere > 0).at(-1);
 const maxDate = (a: string, b: string): string => (a > b ? a : b);
 
+/** A planned step with the rule that decided its date. */
+export interface Decided<S extends PlannedStep = PlannedStep> {
+  step: S;
+  dateRule: Rule;
+}
+
 /** The next numbered reminder of the plan with its date, or null when the plan's reminders are all taken. */
 export function nextReminder(facts: Pick<DunningFacts, 'dueDate' | 'taken' | 'startedOn'>, source: PlanSource): Extract<PlannedStep, { kind: 'reminder' }> | null {
+  return decideReminder(facts, source)?.step ?? null;
+}
+
+function decideReminder(facts: Pick<DunningFacts, 'dueDate' | 'taken' | 'startedOn'>, source: PlanSource): Decided<Extract<PlannedStep, { kind: 'reminder' }>> | null {
   const plan = toPlan(source);
   const steps = reminderSteps(plan);
   const count = planReminderCount(plan);
@@ -182,26 +218,34 @@ export function nextReminder(facts: Pick<DunningFacts, 'dueDate' | 'taken' | 'st
   const n = numbered.length === 0 ? 1 : Math.max(...numbered.map((t) => t.reminderNumber ?? 0)) + 1;
   if (n > count) return null;
   const step = steps[n - 1]!;
-  const planned = addDays(facts.dueDate, step.daysAfterDue);
+  let date = addDays(facts.dueDate, step.daysAfterDue);
+  let dateRule: Rule = PLAN_RULES.planDate;
   // § 9 b floor: never sooner than 10 days after this invoice's previous fee-bearing reminder.
   const previousFee = lastFeeBearing(facts.taken);
-  let date = previousFee ? maxDate(planned, nextFeeAllowedOn(previousFee.sentOn)) : planned;
+  const floor = previousFee && nextFeeAllowedOn(previousFee.sentOn);
+  if (floor && floor > date) {
+    date = floor;
+    dateRule = LAW.feeInterval;
+  }
   // A plan that began after this date (issued late) takes the reminder on its first day, and after the previous
   // reminder's deadline: reminders the clamp would gather on one day come a deadline apart instead.
   if (facts.startedOn !== undefined && date < facts.startedOn) {
     const previous = facts.taken.at(-1);
     date = previous ? maxDate(facts.startedOn, paakravDeadline(previous.sentOn)) : facts.startedOn;
+    dateRule = PLAN_RULES.startedLate;
   }
-  return { kind: 'reminder', reminderNumber: n, date, demandLetter: n === count };
+  return { step: { kind: 'reminder', reminderNumber: n, date, demandLetter: n === count }, dateRule };
 }
 
 /** The free payment reminder's date, when the plan has one still to take (only before any numbered reminder). */
-function nextPaymentReminder(facts: Pick<DunningFacts, 'dueDate' | 'taken' | 'startedOn'>, plan: ReminderPlan): PlannedStep | null {
+function nextPaymentReminder(facts: Pick<DunningFacts, 'dueDate' | 'taken' | 'startedOn'>, plan: ReminderPlan): Decided | null {
   const step = plan.steps.find((s) => s.action === 'payment_reminder');
   if (!step) return null;
   if (facts.taken.some((t) => t.type === 'payment_reminder' || t.type === 'reminder')) return null;
   const planned = addDays(facts.dueDate, step.daysAfterDue);
-  return { kind: 'payment_reminder', date: facts.startedOn !== undefined ? maxDate(planned, facts.startedOn) : planned };
+  return facts.startedOn !== undefined && facts.startedOn > planned
+    ? { step: { kind: 'payment_reminder', date: facts.startedOn }, dateRule: PLAN_RULES.startedLate }
+    : { step: { kind: 'payment_reminder', date: planned }, dateRule: PLAN_RULES.planDate };
 }
 
 /**
@@ -210,16 +254,23 @@ function nextPaymentReminder(facts: Pick<DunningFacts, 'dueDate' | 'taken' | 'st
  * before the demand letter's deadline + 1 day (the settings' collect step is exactly that); none for a claim
  * time-barred by then (collect would refuse it).
  */
-function nextCollect(facts: Pick<DunningFacts, 'dueDate' | 'taken' | 'startedOn'>, plan: ReminderPlan): PlannedStep | null {
+function nextCollect(facts: Pick<DunningFacts, 'dueDate' | 'taken' | 'startedOn'>, plan: ReminderPlan): Decided | null {
   const step = plan.steps.find((s) => s.action === 'collections');
   if (!step) return null;
   const numbered = facts.taken.filter((t) => t.type === 'reminder');
   if (numbered.length < planReminderCount(plan)) return null;
   let date = addDays(facts.dueDate, step.daysAfterDue);
+  let dateRule: Rule = PLAN_RULES.planDate;
   const demandLetter = numbered.at(-1);
-  if (demandLetter) date = maxDate(date, handOverDay(demandLetter.sentOn));
-  if (facts.startedOn !== undefined) date = maxDate(date, facts.startedOn);
-  return isTimeBarred(facts.dueDate, date) ? null : { kind: 'collect', date };
+  if (demandLetter && handOverDay(demandLetter.sentOn) > date) {
+    date = handOverDay(demandLetter.sentOn);
+    dateRule = LAW.handOver;
+  }
+  if (facts.startedOn !== undefined && facts.startedOn > date) {
+    date = facts.startedOn;
+    dateRule = PLAN_RULES.startedLate;
+  }
+  return isTimeBarred(facts.dueDate, date) ? null : { step: { kind: 'collect', date }, dateRule };
 }
 
 /**
@@ -228,25 +279,30 @@ function nextCollect(facts: Pick<DunningFacts, 'dueDate' | 'taken' | 'startedOn'
  * step is taken.
  */
 export function nextStep(facts: DunningFacts, source: PlanSource): PlannedStep | null {
+  return decideStep(facts, source)?.step ?? null;
+}
+
+/** `nextStep` with the rule that decided its date (what the taken step's journaled result cites). */
+export function decideStep(facts: DunningFacts, source: PlanSource): Decided | null {
   const plan = toPlan(source);
   if (!facts.remindable || facts.principalOutstandingOere <= 0) return null;
   const barred = timeBarredOn(facts.dueDate);
-  const candidates: PlannedStep[] = [];
+  const candidates: Decided[] = [];
   for (const daysBefore of LIMITATION_WARNING_DAYS) {
     const date = addDays(barred, -daysBefore);
     // A warning whose day came before the lifecycle began is not written late (nor for a claim already barred).
     if (facts.startedOn !== undefined && date < facts.startedOn) continue;
-    if (!facts.warned.includes(daysBefore)) candidates.push({ kind: 'limitation_warning', daysBefore, date });
+    if (!facts.warned.includes(daysBefore)) candidates.push({ step: { kind: 'limitation_warning', daysBefore, date }, dateRule: LAW.limitation });
   }
   const pr = nextPaymentReminder(facts, plan);
   if (pr) candidates.push(pr);
   else {
-    const r = nextReminder(facts, plan) ?? nextCollect(facts, plan);
+    const r = decideReminder(facts, plan) ?? nextCollect(facts, plan);
     if (r) candidates.push(r);
   }
   if (candidates.length === 0) return null;
   const order = (s: PlannedStep) => (s.kind === 'limitation_warning' ? 0 : 1);
-  return candidates.sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : order(a) - order(b)))[0]!;
+  return candidates.sort((a, b) => (a.step.date < b.step.date ? -1 : a.step.date > b.step.date ? 1 : order(a.step) - order(b.step)))[0]!;
 }
 
 /** The next reminder-type step of the plan (what `meta.nextReminder` shows), ignoring limitation warnings. */
@@ -254,7 +310,7 @@ export function nextReminderStep(facts: DunningFacts, source: PlanSource): { typ
   if (!facts.remindable || facts.principalOutstandingOere <= 0) return null;
   const plan = toPlan(source);
   const pr = nextPaymentReminder(facts, plan);
-  if (pr) return { type: 'payment_reminder', reminderNumber: null, date: pr.date };
+  if (pr) return { type: 'payment_reminder', reminderNumber: null, date: pr.step.date };
   const r = nextReminder(facts, plan);
   return r ? { type: 'reminder', reminderNumber: r.reminderNumber, date: r.date } : null;
 }
@@ -282,6 +338,18 @@ export function decideFee(facts: FeeFacts, on: string): FeeDecision {
   if (previous && on < nextFeeAllowedOn(previous.sentOn)) return { feeOere: 0, reason: 'too_soon' };
   return { feeOere: facts.effectiveFeeOere, reason: 'charged' };
 }
+
+const FEE_RULES: Record<FeeDecision['reason'], Rule> = {
+  charged: LAW.feeCap,
+  no_fee_configured: PLAN_RULES.noFee,
+  invoice_cap: LAW.feesPerClaim,
+  arrears_cap: LAW.feesPerArrears,
+  too_soon: LAW.feeInterval,
+  time_barred: LAW.timeBarred,
+};
+
+/** The rule behind a fee decision: a fee charged is the plan's, within the § 9 b cap; a fee not charged, why not. */
+export const feeRule = (decision: FeeDecision): Rule => FEE_RULES[decision.reason];
 
 /**
  * One invoice's overdue stretch: from the day after its due date until the day its balance reached 0

@@ -1,7 +1,8 @@
 import { collectInvoice } from '../cases/collect-invoice.ts';
 import type { Db, Queryable } from '../shared/db.ts';
+import { citeRules, LAW, type Rule, type StepRule } from '../law/danish-law.ts';
 import { INVOICE_LIFECYCLE, REMINDABLE_STATUSES } from '../invoices/invoice-lifecycle.ts';
-import { nextStep } from './reminder-policy.ts';
+import { decideStep } from './reminder-policy.ts';
 import { PENDING_DELIVERY, REMINDER_DELIVERY_LIFECYCLE } from './reminder-delivery-lifecycle.ts';
 import { loadDunningContext, type DunningContext } from './dunning-context.ts';
 import { lockCustomerDunning } from './lock-customer-dunning.ts';
@@ -21,16 +22,20 @@ import { takeReminder, type TakenStep } from './take-reminder.ts';
  * - otherwise the lifecycle waits for the next step's day (the wake index row moves there) or ends (the row goes).
  *
  * Safe to repeat: everything it does is read back from the database the next time.
+ *
+ * Each step taken (and each wait) names the rule that decided its date and fee (`rule`, reminder-policy.ts's
+ * `StepRule`, danish-law.ts), so the step's journaled result in the Restate UI says why. A reminder handed back after a crash was
+ * decided by the earlier attempt and carries none, and results journaled before `rule` existed lack it: optional.
  */
 export type DunningStep =
   | { kind: 'done' }
-  | { kind: 'wait'; date: string }
-  | { kind: 'noted'; daysBefore: number; date: string }
-  | { kind: 'deliver'; reminderId: string; delivery: 'pending' | 'none'; documented: boolean; taken?: TakenStep }
+  | { kind: 'wait'; date: string; rule?: StepRule }
+  | { kind: 'noted'; daysBefore: number; date: string; rule?: StepRule }
+  | { kind: 'deliver'; reminderId: string; delivery: 'pending' | 'none'; documented: boolean; taken?: Omit<TakenStep, 'feeRule'>; rule?: StepRule }
   /** A step of another invoice of the customer, dated earlier, was taken first: that invoice's lifecycle delivers it. */
-  | { kind: 'sibling'; invoiceId: string }
+  | { kind: 'sibling'; invoiceId: string; rule?: StepRule }
   /** autoCollections: the invoice was collected (as POST …/collect); the case's own lifecycle takes over. */
-  | { kind: 'collected'; caseId: string };
+  | { kind: 'collected'; caseId: string; rule?: StepRule };
 
 export async function takeDueDunningStep(db: Db, organizationId: string, invoiceId: string): Promise<DunningStep> {
   return db.tx(async (tx) => {
@@ -43,40 +48,42 @@ export async function takeDueDunningStep(db: Db, organizationId: string, invoice
     }
     const unfinished = await unfinishedReminder(tx, organizationId, invoiceId);
     if (unfinished) return { kind: 'deliver', reminderId: unfinished.id, delivery: unfinished.delivery, documented: unfinished.documented };
-    const step = nextStep(ctx.facts, ctx.plan);
-    if (step === null) {
+    const decided = decideStep(ctx.facts, ctx.plan);
+    if (decided === null) {
       await scheduleDunning(tx, organizationId, invoiceId, null);
       return { kind: 'done' };
     }
+    const { step, dateRule } = decided;
     if (step.date > ctx.today) {
       await scheduleDunning(tx, organizationId, invoiceId, step.date);
-      return { kind: 'wait', date: step.date };
+      return { kind: 'wait', date: step.date, rule: citeRules(dateRule, null) };
     }
     if (step.kind === 'limitation_warning') {
       await noteLimitationWarning(tx, ctx, step.daysBefore, step.date);
-      return { kind: 'noted', daysBefore: step.daysBefore, date: step.date };
+      return { kind: 'noted', daysBefore: step.daysBefore, date: step.date, rule: citeRules(dateRule, null) };
     }
     if (step.kind === 'collect') {
       // The same use case as POST …/collect (its checks, the case, the invoice's hand-over, the end of this lifecycle).
       const { view } = await collectInvoice(tx, organizationId, invoiceId, new Date());
-      return { kind: 'collected', caseId: view.id };
+      // The claim goes to collection after the påkrav's deadline (Inkassoloven § 10), whatever dated the step.
+      return { kind: 'collected', caseId: view.id, rule: citeRules(dateRule, dateRule.id === LAW.handOver.id ? null : LAW.handOver) };
     }
     // ... and in the order of their dates: a catch-up that passed steps of several of the customer's invoices takes
     // an earlier-dated step of another invoice first, so each fee decision sees what was sent before its date.
     const earlier = await earlierSiblingStep(tx, ctx, step.date);
     if (earlier) {
-      await takeReminder(tx, earlier.ctx, { ...earlier.step, source: 'automatic' });
+      const sibling = await takeReminder(tx, earlier.ctx, { ...earlier.step, source: 'automatic' });
       await scheduleDunning(tx, organizationId, earlier.ctx.invoice.id, ctx.today);
-      return { kind: 'sibling', invoiceId: earlier.ctx.invoice.id };
+      return { kind: 'sibling', invoiceId: earlier.ctx.invoice.id, rule: citeRules(earlier.dateRule, sibling.feeRule) };
     }
-    const taken = await takeReminder(tx, ctx, {
+    const { feeRule, ...taken } = await takeReminder(tx, ctx, {
       type: step.kind,
       reminderNumber: step.kind === 'reminder' ? step.reminderNumber : null,
       sentOn: step.date,
       demandLetter: step.kind === 'reminder' && step.demandLetter,
       source: 'automatic',
     });
-    return { kind: 'deliver', reminderId: taken.reminderId, delivery: taken.channel === null ? 'none' : 'pending', documented: false, taken };
+    return { kind: 'deliver', reminderId: taken.reminderId, delivery: taken.channel === null ? 'none' : 'pending', documented: false, taken, rule: citeRules(dateRule, feeRule) };
   });
 }
 
@@ -88,7 +95,7 @@ async function earlierSiblingStep(
   tx: Queryable,
   ctx: DunningContext,
   before: string,
-): Promise<{ ctx: DunningContext; step: { type: 'payment_reminder' | 'reminder'; reminderNumber: number | null; sentOn: string; demandLetter: boolean } } | undefined> {
+): Promise<{ ctx: DunningContext; dateRule: Rule; step: { type: 'payment_reminder' | 'reminder'; reminderNumber: number | null; sentOn: string; demandLetter: boolean } } | undefined> {
   const siblings = await tx<{ id: string }[]>`
     SELECT id FROM invoices
     WHERE organization_id = ${ctx.organizationId} AND customer_id = ${ctx.invoice.customer_id} AND id <> ${ctx.invoice.id}
@@ -98,16 +105,18 @@ async function earlierSiblingStep(
   for (const { id } of siblings) {
     const other = await loadDunningContext(tx, ctx.organizationId, id, { lock: false });
     if (!other) continue;
-    const step = nextStep(other.facts, other.plan);
+    const step = decideStep(other.facts, other.plan)?.step;
     if (!step || step.kind === 'limitation_warning' || step.kind === 'collect' || step.date >= before || step.date > ctx.today) continue;
     if (!best || step.date < best.date) best = { id, date: step.date };
   }
   if (!best) return undefined;
   const locked = await loadDunningContext(tx, ctx.organizationId, best.id);
-  const step = locked && nextStep(locked.facts, locked.plan);
-  if (!locked || !step || step.kind === 'limitation_warning' || step.kind === 'collect' || step.date >= before) return undefined;
+  const decided = locked && decideStep(locked.facts, locked.plan);
+  const step = decided && decided.step;
+  if (!locked || !decided || !step || step.kind === 'limitation_warning' || step.kind === 'collect' || step.date >= before) return undefined;
   return {
     ctx: locked,
+    dateRule: decided.dateRule,
     step: { type: step.kind, reminderNumber: step.kind === 'reminder' ? step.reminderNumber : null, sentOn: step.date, demandLetter: step.kind === 'reminder' && step.demandLetter },
   };
 }

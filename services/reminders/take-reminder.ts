@@ -11,7 +11,8 @@ import { chooseChannel } from './choose-reminder-channel.ts';
 import { initialReminderDelivery } from './reminder-delivery-lifecycle.ts';
 import { initialReminderStatus } from './reminder-lifecycle.ts';
 import { stepInstant, type DunningContext } from './dunning-context.ts';
-import { arrearsStart, decideFee, type OverdueInterval, planReminderCount, stepRule } from './reminder-policy.ts';
+import type { Rule } from '../law/danish-law.ts';
+import { arrearsStart, decideFee, feeRule, type OverdueInterval, PLAN_RULES, planReminderCount, stepRule } from './reminder-policy.ts';
 
 /** Fee-bearing reminders sent to the invoice's customer since their continuous arrears containing `on` began. */
 async function arrearsFeeReminders(sql: Queryable, ctx: DunningContext, on: string): Promise<number> {
@@ -36,6 +37,8 @@ export interface TakenStep {
   channel: 'email' | 'letter' | null;
   status: 'sent' | 'failed';
   collectionsReady: boolean;
+  /** The rule that decided the fee (charged or not), for the step's journaled result. */
+  feeRule: Rule;
 }
 
 /**
@@ -61,10 +64,12 @@ export async function takeReminder(
   const rule = stepRule(ctx.plan, step);
   const channel = chooseChannel(ctx, rule.channel);
   // A step that cannot be delivered still counts as taken, but charges nothing.
-  const fee =
+  const decision =
     step.type === 'reminder' && channel.channel !== null
-      ? decideFee({ effectiveFeeOere: rule.feeOere, dueDate: ctx.facts.dueDate, taken: ctx.facts.taken, arrearsFeeReminders: await arrearsFeeReminders(sql, ctx, step.sentOn) }, step.sentOn).feeOere
-      : 0;
+      ? decideFee({ effectiveFeeOere: rule.feeOere, dueDate: ctx.facts.dueDate, taken: ctx.facts.taken, arrearsFeeReminders: await arrearsFeeReminders(sql, ctx, step.sentOn) }, step.sentOn)
+      : null;
+  const fee = decision?.feeOere ?? 0;
+  const why = decision ? feeRule(decision) : step.type === 'payment_reminder' ? PLAN_RULES.paymentReminderFree : PLAN_RULES.undeliverable;
   const sentAt = stepInstant(ctx, step.sentOn);
   const id = uuidv7(sentAt.getTime());
   let feeId: string | null = null;
@@ -116,5 +121,5 @@ export async function takeReminder(
   }
   // A fee moves what the customer owes overdue: announce a past-due transition it causes, in this transaction.
   if (fee > 0) await reconcilePastDue(sql, org, ctx.today, [invoice.customer_id]);
-  return { reminderId: id, type: step.type, reminderNumber: step.reminderNumber, feeOere: fee, channel: channel.channel, status, collectionsReady };
+  return { reminderId: id, type: step.type, reminderNumber: step.reminderNumber, feeOere: fee, channel: channel.channel, status, collectionsReady, feeRule: why };
 }
