@@ -75,8 +75,8 @@ export interface Invoice {
 
 const DEFAULT_LINES = [{ description: 'Rådgivning', quantity: 1, unitPriceOere: 100_000, vatRateBps: 2500 }];
 
-export async function startScenario(opts: { orgName?: string; plan?: Plan } = {}): Promise<Scenario> {
-  const restate = await startTestRestate();
+export async function startScenario(opts: { orgName?: string; plan?: Plan; restateEnv?: Record<string, string> } = {}): Promise<Scenario> {
+  const restate = await startTestRestate(opts.restateEnv);
   const { db, keyring } = testDb();
   // A shard's scheduler hands on every due row of its shard, whichever organisation's: rows that earlier test files
   // left due (sandbox clocks far ahead, no engine running then) would otherwise be delivered by this scenario's
