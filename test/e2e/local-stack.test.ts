@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import * as http2 from 'node:http2';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { freePort } from '../../deploy/local/ports.ts';
@@ -192,6 +193,10 @@ describe('npm start: the whole stack on one machine', function () {
     assert.ok(existsSync(join(dataDir, 'logs', 'postgres.log')));
     assert.ok(existsSync(join(dataDir, 'logs', 'restate.log')));
     assert.ok(existsSync(join(dataDir, 'logs', 'redis.log')));
+    // restate-server signs its requests to the workflows endpoint with the key pair kept here; the endpoint serves no
+    // request without that signature.
+    assert.equal(statSync(join(dataDir, 'secrets', 'restate-identity.pem')).mode & 0o777, 0o600);
+    assert.equal(await unsignedStatus(`http://127.0.0.1:${ports.workflows}`, '/discover'), 401);
 
     const payPage = await fetch(`http://127.0.0.1:${ports.pay}/`);
     assert.equal(payPage.status, 200);
@@ -221,7 +226,7 @@ describe('npm start: the whole stack on one machine', function () {
     stalled.on('error', () => {});
     const stopped = await stopStack(first);
     stalled.destroy();
-    assert.equal(stopped.code, 0);
+    assert.equal(stopped.code, 0, first.stdout().slice(-3000) + first.stderr());
     assert.ok(stopped.ms < 10_000, `stop took ${Math.round(stopped.ms)} ms`);
     assert.ok(isGone(pids.postgres), 'PostgreSQL still runs');
     assert.ok(isGone(pids.restateServer), 'restate-server still runs');
@@ -230,6 +235,8 @@ describe('npm start: the whole stack on one machine', function () {
     assert.equal(afterStop.status, 'stopped');
     assert.ok(afterStop.stoppedAt && Date.parse(afterStop.stoppedAt) >= Date.parse(afterStop.startedAt));
     assert.match(first.stdout(), /Faktura API stopped\.\n$/);
+    // The endpoint verifies signatures, so the Restate SDK's warning about accepting unsigned requests is not printed.
+    assert.doesNotMatch(first.stdout(), /without validating request signatures/);
 
     // Second start on the same DATA_DIR: the data, the key and the ports of the first.
     const second = await startStack();
@@ -355,3 +362,19 @@ describe('npm start: the whole stack on one machine', function () {
     assert.equal(existsSync(join(dir, 'postgres')), false);
   });
 });
+
+/** The status a request without Restate's signature gets from a workflows endpoint (HTTP/2 without TLS). */
+function unsignedStatus(url: string, path: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const session = http2.connect(url);
+    session.on('error', reject);
+    const req = session.request({ ':method': 'GET', ':path': path });
+    req.on('response', (headers) => {
+      resolve(Number(headers[':status']));
+      req.resume();
+      req.on('end', () => session.close());
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
