@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import * as http2 from 'node:http2';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -152,7 +153,20 @@ describe('npm run start:cluster: the production shape on one machine', function 
     for (const name of ['workflows-1', 'workflows-2']) {
       const log = readFileSync(join(dataDir, 'logs', `${name}.log`), 'utf8');
       assert.ok(log.includes(`"msg":"workflows endpoint listening","url":"${runtime.workflowsUrl}"`), `${name} registered the shared URL`);
+      // Both verify Restate's signature (the key pair under DATA_DIR/secrets), so the SDK's warning is not printed.
+      assert.doesNotMatch(log, /without validating request signatures/, name);
     }
+    // Every node signs with the one private key and keeps completed journals 35 days by default.
+    const pem = join(dataDir, 'secrets', 'restate-identity.pem');
+    assert.equal(statSync(pem).mode & 0o777, 0o600);
+    for (const n of ['n1', 'n2', 'n3']) {
+      const toml = readFileSync(join(dataDir, 'cluster', 'restate', `${n}.toml`), 'utf8');
+      assert.ok(toml.includes(`request-identity-private-key-pem-file = ${JSON.stringify(pem)}`), n);
+      assert.ok(toml.includes('default-journal-retention = "35d"'), n);
+    }
+    assert.equal(await unsignedStatus(runtime.workflowsUrl, '/discover'), 401);
+    const dunning = (await (await fetch(`${runtime.restateAdminUrl}/services/Dunning`)).json()) as { journal_retention: string };
+    assert.equal(dunning.journal_retention, '35d');
   });
 
   it('spreads requests over both API replicas and carries a durable step through the workflows processes', async () => {
@@ -246,3 +260,19 @@ describe('npm run start:cluster: the production shape on one machine', function 
     assert.equal(readRuntime().status, 'stopped');
   });
 });
+
+/** The status a request without Restate's signature gets from the workflows endpoints (HTTP/2 without TLS, through their proxy). */
+function unsignedStatus(url: string, path: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const session = http2.connect(url);
+    session.on('error', reject);
+    const req = session.request({ ':method': 'GET', ':path': path });
+    req.on('response', (headers) => {
+      resolve(Number(headers[':status']));
+      req.resume();
+      req.on('end', () => session.close());
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
