@@ -1,11 +1,11 @@
 import { WORK } from '../../contracts/workflows.ts';
 import { clearWake, scheduleWake } from '../clock/wake-index.ts';
 import { recordEvent } from '../events/record-event.ts';
+import type { StepRule } from '../law/danish-law.ts';
 import type { Db, Queryable } from '../shared/db.ts';
 import { isUuid } from '../shared/ids.ts';
 import { CASE_LIFECYCLE, INITIAL_CASE_STATE, isCaseClosed, OPEN_CASE_STATES, type CaseState } from './case-lifecycle.ts';
 import { caseStepRule, nextCaseStep, paakravDates, type LastReminder } from './case-policy.ts';
-import type { StepRule } from '../law/danish-law.ts';
 import { caseEventData, lockCase, transitionCase } from './transition-case.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { collectInvoice } from '../cases/collect-invoice.ts';
 import type { Db, Queryable } from '../shared/db.ts';
-import { citeRules, LAW, type Rule, type StepRule } from '../law/danish-law.ts';
+import { citeRules, type Rule, type StepRule } from '../law/danish-law.ts';
 import { INVOICE_LIFECYCLE, REMINDABLE_STATUSES } from '../invoices/invoice-lifecycle.ts';
 import { decideStep } from './reminder-policy.ts';
 import { PENDING_DELIVERY, REMINDER_DELIVERY_LIFECYCLE } from './reminder-delivery-lifecycle.ts';
@@ -23,9 +23,10 @@ import { takeReminder, type TakenStep } from './take-reminder.ts';
  *
  * Safe to repeat: everything it does is read back from the database the next time.
  *
- * Each step taken (and each wait) names the rule that decided its date and fee (`rule`, reminder-policy.ts's
- * `StepRule`, danish-law.ts), so the step's journaled result in the Restate UI says why. A reminder handed back after a crash was
- * decided by the earlier attempt and carries none, and results journaled before `rule` existed lack it: optional.
+ * Each step taken (and each wait) names the rules that decided its date and fee (`rule`, a `StepRule` of
+ * danish-law.ts, from reminder-policy.ts's `decideStep` and `feeRule`), so the step's journaled result in the Restate
+ * UI says why. A reminder handed back after a crash was decided by the earlier attempt and carries none, and results
+ * journaled before `rule` existed lack it: optional.
  */
 export type DunningStep =
   | { kind: 'done' }
@@ -65,8 +66,7 @@ export async function takeDueDunningStep(db: Db, organizationId: string, invoice
     if (step.kind === 'collect') {
       // The same use case as POST …/collect (its checks, the case, the invoice's hand-over, the end of this lifecycle).
       const { view } = await collectInvoice(tx, organizationId, invoiceId, new Date());
-      // The claim goes to collection after the påkrav's deadline (Inkassoloven § 10), whatever dated the step.
-      return { kind: 'collected', caseId: view.id, rule: citeRules(dateRule, dateRule.id === LAW.handOver.id ? null : LAW.handOver) };
+      return { kind: 'collected', caseId: view.id, rule: citeRules(dateRule, null) };
     }
     // ... and in the order of their dates: a catch-up that passed steps of several of the customer's invoices takes
     // an earlier-dated step of another invoice first, so each fee decision sees what was sent before its date.

@@ -10,6 +10,7 @@ import {
   type DunningFacts,
   type FeeDecision,
   type FeeFacts,
+  type PlanSource,
   type ReminderPlanSettings,
   type TakenReminder,
 } from '../../services/reminders/reminder-policy.ts';
@@ -43,7 +44,7 @@ const cadence = (...days: number[]) => days.map((daysAfterDue, i) => ({ reminder
 const done = [r(1, '2026-01-17'), r(2, '2026-01-27'), r(3, '2026-02-06')];
 
 describe('step rules: what decided a dunning step’s date', () => {
-  const rows: [string, ReminderPlanSettings, DunningFacts, string, Rule][] = [
+  const rows: [string, PlanSource, DunningFacts, string, Rule][] = [
     ['reminder 1 on the plan’s day (due + 7)', DEFAULTS, facts(), '2026-01-17', PLAN_RULES.planDate],
     ['reminder 2 pushed from due + 14 to ten days after the first fee', DEFAULTS, facts([r(1, '2026-01-17')]), '2026-01-27', LAW.feeInterval],
     ['a slower cadence keeps its own day', { ...DEFAULTS, cadence: cadence(10, 30, 60) }, facts([r(1, '2026-01-20')]), '2026-02-09', PLAN_RULES.planDate],
@@ -51,7 +52,7 @@ describe('step rules: what decided a dunning step’s date', () => {
     ['an invoice issued after reminder 1’s day: the issue day', DEFAULTS, facts([], { startedOn: '2026-01-25' }), '2026-01-25', PLAN_RULES.startedLate],
     ['a payment reminder whose day passed before issue: the issue day', { ...DEFAULTS, paymentReminderEnabled: true }, facts([], { startedOn: '2026-01-20' }), '2026-01-20', PLAN_RULES.startedLate],
     ['the collect step: the day after the demand letter’s deadline', { ...DEFAULTS, autoCollections: true }, facts(done), '2026-02-17', LAW.handOver],
-    ['a flow’s collections step later than the deadline keeps its own day', { steps: [{ action: 'reminder', daysAfterDue: 7, fee: 'statutory', channel: 'email' }, { action: 'collections', daysAfterDue: 60, fee: 0, channel: 'email' }], beyond: { fee: 'statutory', channel: 'email' } } as never, facts([r(1, '2026-01-17')]), '2026-03-11', PLAN_RULES.planDate],
+    ['a flow’s collections step later than the deadline keeps its own day', { steps: [{ action: 'reminder', daysAfterDue: 7, fee: 'statutory', channel: 'email' }, { action: 'collections', daysAfterDue: 60, fee: 0, channel: 'email' }], beyond: { fee: 'statutory', channel: 'email' } }, facts([r(1, '2026-01-17')]), '2026-03-11', PLAN_RULES.planDate],
     ['after the plan, the limitation warning 90 days before the claim is time-barred', DEFAULTS, facts(done), '2028-10-12', LAW.limitation],
   ];
   for (const [name, plan, f, date, rule] of rows) {
