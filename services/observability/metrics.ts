@@ -158,15 +158,23 @@ export async function readWakeQueue(db: Db): Promise<WakeQueueFigures> {
 }
 
 let wakeDb: Db | undefined;
-/** One read serves both gauges of a scrape. */
-let wakeRead: { at: number; figures: Promise<WakeQueueFigures> } | undefined;
-const WAKE_READ_REUSE_MS = 1000;
+/**
+ * The read in flight: a scrape collects both gauges at once (prom-client starts every metric's collect in the same
+ * tick), and both share this one read; the next scrape reads afresh.
+ */
+let wakeRead: Promise<WakeQueueFigures> | undefined;
 
 function wakeFigures(): Promise<WakeQueueFigures> | undefined {
   if (!wakeDb) return undefined;
-  const now = Date.now();
-  if (!wakeRead || now - wakeRead.at > WAKE_READ_REUSE_MS) wakeRead = { at: now, figures: readWakeQueue(wakeDb) };
-  return wakeRead.figures;
+  if (!wakeRead) {
+    const read = readWakeQueue(wakeDb);
+    wakeRead = read;
+    const done = () => {
+      if (wakeRead === read) wakeRead = undefined;
+    };
+    read.then(done, done);
+  }
+  return wakeRead;
 }
 
 /** The workflows process reports the wake index through `db` until the returned function is called. */
@@ -187,9 +195,11 @@ function wakeGauge(name: string, help: string, pick: (f: WakeQueueFigures) => Ma
     registers: [registry],
     async collect() {
       this.reset();
-      const figures = wakeFigures();
+      // A database that does not answer leaves the gauge without series (alert on its absence), not the scrape failed:
+      // the process's other series matter most just then.
+      const figures = await wakeFigures()?.catch(() => undefined);
       if (!figures) return;
-      for (const [service, value] of pick(await figures)) this.set({ service }, value);
+      for (const [service, value] of pick(figures)) this.set({ service }, value);
     },
   });
 }
