@@ -26,7 +26,7 @@ describe('wake metrics: lag and parked work from index probes, whatever waits', 
     await admin.unsafe(`CREATE DATABASE ${name}`);
     const url = new URL(process.env.TEST_DATABASE_URL!);
     url.pathname = `/${name}`;
-    sql = postgres(url.toString(), { max: 1, onnotice: () => {}, debug: (_conn, query, params) => seen.push({ query, params }) }) as unknown as Sql;
+    sql = postgres(url.toString(), { max: 1, onnotice: () => {}, debug: (_conn, query, params) => seen.push({ query, params }) });
     db = new Db(sql, 1);
     await migrate(sql);
     await sql`INSERT INTO organizations (id, name, sandbox) VALUES (${ORG}, 'C', false)`;

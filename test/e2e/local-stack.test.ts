@@ -142,14 +142,24 @@ describe('npm start: the whole stack on one machine', function () {
     assert.equal(lines[3], `  Pay page   http://127.0.0.1:${runtime.ports.pay}/`);
     assert.equal(lines[4], `  Restate UI http://127.0.0.1:${runtime.ports.restateAdmin}/ui/`);
     assert.equal(lines[5], `  Redis      redis://127.0.0.1:${runtime.ports.redis}`);
+    assert.equal(lines[6], `  Metrics    http://127.0.0.1:${runtime.ports.metrics}/metrics`);
     assert.equal(
-      lines[6],
+      lines[7],
       `  Get a key  DATA_DIR=${JSON.stringify(dataDir)} npm run admin -- create-org --name "My Company" --cvr 12345678 --street "Nørregade 1" ` +
         '--postal-code 8000 --city "Aarhus C" --sandbox --json',
     );
-    assert.equal(lines[7], `  Key        development key in ${join(dataDir, 'secrets', 'encryption.key')} (set DATA_ENCRYPTION_KEY in production)`);
-    assert.equal(lines[8], `  Data       ${dataDir}   ${BLOCK_END}`);
+    assert.equal(lines[8], `  Key        development key in ${join(dataDir, 'secrets', 'encryption.key')} (set DATA_ENCRYPTION_KEY in production)`);
+    assert.equal(lines[9], `  Data       ${dataDir}   ${BLOCK_END}`);
     assert.equal(first.stderr(), '');
+
+    // One process, one registry: the one metrics listener serves the API's, the pay page's and the workflows' series.
+    const metrics = await fetch(`http://127.0.0.1:${runtime.ports.metrics}/metrics`);
+    assert.equal(metrics.status, 200);
+    const text = await metrics.text();
+    for (const series of ['faktura_wake_lag_seconds{service="Dunning"}', 'faktura_db_pool_size{pool="api"}', 'faktura_db_pool_size{pool="pay"}', 'faktura_db_pool_size{pool="workflows"}']) {
+      assert.ok(text.includes(series), series);
+    }
+    assert.equal((await api('/metrics')).status, 404);
 
     const health = await api('/healthz');
     assert.equal(health.status, 200);

@@ -83,8 +83,8 @@ describe('metrics: each process serves its own series on a listener of its own',
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     children.push(child);
-    child.stdout!.on('data', (d: Buffer) => output.push(`${script}: ${d.toString()}`));
-    child.stderr!.on('data', (d: Buffer) => output.push(`${script}: ${d.toString()}`));
+    child.stdout.on('data', (d: Buffer) => output.push(`${script}: ${d.toString()}`));
+    child.stderr.on('data', (d: Buffer) => output.push(`${script}: ${d.toString()}`));
   }
 
   async function answers(url: string): Promise<void> {
