@@ -169,9 +169,9 @@ describe('npm start: the whole stack on one machine', function () {
     assert.deepEqual(await ready.json(), { status: 'ready', checks: { postgres: 'ok', restate: 'ok' } });
 
     const { ports, pids } = runtime;
-    assert.deepEqual(Object.keys(ports).sort(), ['api', 'pay', 'postgres', 'redis', 'restateAdmin', 'restateFabric', 'restateIngress', 'workflows']);
+    assert.deepEqual(Object.keys(ports).sort(), ['api', 'metrics', 'pay', 'postgres', 'redis', 'restateAdmin', 'restateFabric', 'restateIngress', 'workflows']);
     assert.equal(ports.api, port);
-    assert.equal(new Set(Object.values(ports)).size, 8);
+    assert.equal(new Set(Object.values(ports)).size, 9);
     assert.deepEqual(
       { ...runtime, startedAt: 'checked below', pids: 'checked below' },
       {
@@ -274,7 +274,7 @@ describe('npm start: the whole stack on one machine', function () {
       assert.equal(ready.status, 200);
     }
     const [ra, rb] = [readRuntime(dirA), readRuntime(dirB)];
-    assert.equal(new Set([...Object.values(ra.ports), ...Object.values(rb.ports)]).size, 16);
+    assert.equal(new Set([...Object.values(ra.ports), ...Object.values(rb.ports)]).size, 18);
 
     const clash = spawnStack(dirA, await freePort());
     assert.equal(await clash.exited, 1);
