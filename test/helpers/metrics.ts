@@ -18,3 +18,16 @@ export async function metricValue(name: string, labels: Record<string, string>):
   );
   return hit?.value ?? 0;
 }
+
+/**
+ * Waits (up to 5 s) until `name`/`labels` reaches `value`: an activity counts right after its commit, so a test that
+ * saw the commit in the database may look a moment before the count. Answers the last value read.
+ */
+export async function metricReaches(name: string, labels: Record<string, string>, value: number): Promise<number> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const now = await metricValue(name, labels);
+    if (now >= value || Date.now() > deadline) return now;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
