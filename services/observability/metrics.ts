@@ -129,27 +129,27 @@ export interface WakeQueueFigures {
 /**
  * The two figures in two index reads: the oldest unparked row of each service, by a skip scan over
  * `wake_index_service_due` (migration 031: one probe per service, each stopping at the service's first entry), whose
- * age is the lag when it is due (a row not yet due means nothing of the service is due: 0); and the parked rows through `wake_index_parked`, which holds only those. Neither reads the rows behind the
- * oldest, so a scrape costs the same with a million rows waiting or due (test/db/wake-metrics-plan.test.ts).
- * Due means by real time: a sandbox organisation's row counts from its business due time.
+ * age is the lag when it is due (a row not yet due means nothing of the service is due: 0); and the parked rows
+ * through `wake_index_parked`, which holds only those. Neither reads the rows behind the oldest, so a scrape costs the
+ * same with a million rows waiting or due (test/db/wake-metrics-plan.test.ts). Due means by real time: a sandbox
+ * organisation's row counts from its business due time.
  */
 export async function readWakeQueue(db: Db): Promise<WakeQueueFigures> {
-  const [lag, parked] = await db.read((sql) =>
-    Promise.all([
-      sql<{ service: string; lag: number }[]>`
-        WITH RECURSIVE oldest AS (
-          (SELECT w.service, w.due_at FROM wake_index w WHERE w.parked_at IS NULL ORDER BY w.service, w.due_at LIMIT 1)
-          UNION ALL
-          SELECT n.service, n.due_at FROM oldest o CROSS JOIN LATERAL (
-            SELECT w.service, w.due_at FROM wake_index w
-            WHERE w.parked_at IS NULL AND w.service > o.service
-            ORDER BY w.service, w.due_at LIMIT 1) n
-        )
-        SELECT service, extract(epoch FROM now() - due_at)::float8 AS lag FROM oldest`,
-      sql<{ service: string; n: number }[]>`
-        SELECT service, count(*)::int AS n FROM wake_index WHERE parked_at IS NOT NULL GROUP BY service`,
-    ]),
-  );
+  // One after the other, on the one connection the gate admits.
+  const [lag, parked] = await db.read(async (sql) => [
+    await sql<{ service: string; lag: number }[]>`
+      WITH RECURSIVE oldest AS (
+        (SELECT w.service, w.due_at FROM wake_index w WHERE w.parked_at IS NULL ORDER BY w.service, w.due_at LIMIT 1)
+        UNION ALL
+        SELECT n.service, n.due_at FROM oldest o CROSS JOIN LATERAL (
+          SELECT w.service, w.due_at FROM wake_index w
+          WHERE w.parked_at IS NULL AND w.service > o.service
+          ORDER BY w.service, w.due_at LIMIT 1) n
+      )
+      SELECT service, extract(epoch FROM now() - due_at)::float8 AS lag FROM oldest`,
+    await sql<{ service: string; n: number }[]>`
+      SELECT service, count(*)::int AS n FROM wake_index WHERE parked_at IS NOT NULL GROUP BY service`,
+  ] as const);
   const parkedPer = new Map<string, number>(WAKE_SERVICES.map((s) => [s, 0]));
   for (const r of parked) parkedPer.set(r.service, r.n);
   const lagPer = new Map<string, number>(WAKE_SERVICES.map((s) => [s, 0]));
