@@ -16,11 +16,12 @@ import type { PdfRenderer } from '../services/documents/pdf-renderer.ts';
 import { startEventRelay, type RunningRelay } from '../services/events/event-relay.ts';
 import { createRestateEventForwarder } from '../services/events/restate-event-forwarder.ts';
 import type { Mailer } from '../services/mail/mail-port.ts';
-import { payBaseUrl, readConfig, type Config } from '../services/shared/config.ts';
+import { metricsPort, payBaseUrl, readConfig, type Config } from '../services/shared/config.ts';
 import { createKeyring, type Keyring } from '../services/shared/crypto.ts';
 import { createSql, Db } from '../services/shared/db.ts';
 import { resolveMasterKey } from '../services/shared/dev-secrets.ts';
 import { stopOnSignal } from '../services/shared/stop-on-signal.ts';
+import { startMetricsListener, watchPool, watchWakeIndex } from '../services/observability/metrics.ts';
 import { createActivities, restateWebhookHandOff } from './activities.ts';
 import { createJsonLog, startWorkflowsEndpoint, type WorkflowsEndpoint } from './endpoint.ts';
 import { registerDeployment, startHousekeeping, type Registration } from './registration.ts';
@@ -85,6 +86,8 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
   }
   const poolMax = Math.min(config.dbPoolMax, 5);
   const db = new Db(createSql(config.databaseUrl, { max: poolMax }), poolMax);
+  // The pool's gauges, and the wake index's lag and parked work, which this process serves (computed when scraped).
+  const unwatch = [watchPool('workflows', db), watchWakeIndex(db)];
   // The business clock reads through a pool of its own, so a step inside a transaction never waits on itself.
   const clockSql = createSql(config.databaseUrl, { max: 2 });
   const clock = createPostgresBusinessClock(clockSql);
@@ -134,6 +137,7 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
         await relay?.close();
         await ep.close();
         await ownRenderer?.close();
+        for (const stop of unwatch) stop();
         await db.close();
         await clockSql.end({ timeout: 5 });
       },
@@ -143,6 +147,7 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
     await relay?.close();
     await endpoint?.close();
     await ownRenderer?.close();
+    for (const stop of unwatch) stop();
     await db.close();
     await clockSql.end({ timeout: 5 });
     throw err;
@@ -152,13 +157,22 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
 async function main(): Promise<void> {
   const config = readConfig();
   const log = createJsonLog(process.stdout, config.logLevel, 'workflows');
-  const running = await runWorkflows(config);
+  // The metrics listener first: a port taken stops the start before anything else runs.
+  const metrics = await startMetricsListener(config.metricsHost, metricsPort(config, 'workflows'));
+  const running = await runWorkflows(config).catch(async (err: unknown) => {
+    await metrics.close();
+    throw err;
+  });
   log('info', 'workflows endpoint listening', {
     url: running.endpoint.url,
+    metricsUrl: metrics.url,
     ...(running.registration ? { deploymentId: running.registration.deploymentId, forced: running.registration.forced } : {}),
   });
   stopOnSignal(
-    () => running.close(),
+    async () => {
+      await running.close();
+      await metrics.close();
+    },
     (event, detail) => (event === 'stopping' ? log('info', 'stopping', { signal: detail }) : log('error', 'stop failed', { err: detail })),
   );
 }

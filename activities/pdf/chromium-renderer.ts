@@ -1,6 +1,7 @@
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { recordPdfRender } from '../../services/observability/metrics.ts';
 import type { DocumentKind, DocumentViews, PdfRenderer } from '../../services/documents/pdf-renderer.ts';
 import { Semaphore } from '../../services/shared/semaphore.ts';
 import { documentHtml } from './document-templates.ts';
@@ -239,8 +240,12 @@ export function createChromiumRenderer(options: ChromiumRendererOptions = {}): C
   return {
     renderHtml,
 
-    render<K extends DocumentKind>(kind: K, view: DocumentViews[K]) {
-      return renderHtml(documentHtml(kind, view));
+    async render<K extends DocumentKind>(kind: K, view: DocumentViews[K]) {
+      const started = performance.now();
+      const pdf = await renderHtml(documentHtml(kind, view));
+      // Successful renders only, by kind (the fixed vocabulary of DocumentViews), waiting for a page included.
+      recordPdfRender(kind, (performance.now() - started) / 1000);
+      return pdf;
     },
 
     stats: () => ({ ...stats, queued: gate.queued }),

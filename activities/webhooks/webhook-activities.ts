@@ -11,6 +11,7 @@ import {
   type Plan,
 } from '../../services/webhooks/delivery-store.ts';
 import { signatureHeader } from '../../services/webhooks/signing.ts';
+import { recordWebhookAttempt } from '../../services/observability/metrics.ts';
 import type { Resolver, UrlPolicy } from '../../services/webhooks/url-policy.ts';
 import { postWebhook, type WebhookAgents } from './post-webhook.ts';
 
@@ -57,12 +58,27 @@ async function attempt(deps: WebhookActivityDeps, p: AttemptPlan): Promise<Attem
   return { organizationId: p.organizationId, round: p.round, number: p.number, attemptedAt, ...out };
 }
 
-/** Records the attempts, retrying here so that a database hiccup does not send the webhooks again. */
-async function record(deps: WebhookActivityDeps, results: { deliveryId: string; result: AttemptResult }[]): Promise<Map<string, AfterAttempt>> {
+/**
+ * Records the attempts, retrying here so that a database hiccup does not send the webhooks again; each recorded
+ * attempt counts in the metrics by what it made of its delivery, a delivered event also with its lag from the commit.
+ */
+async function record(
+  deps: WebhookActivityDeps,
+  results: { deliveryId: string; result: AttemptResult; eventAt: Date | null }[],
+): Promise<Map<string, AfterAttempt>> {
   if (results.length === 0) return new Map();
   for (let i = 0; ; i++) {
     try {
-      return await recordAttempts(deps.db, deps.clock, results);
+      const after = await recordAttempts(deps.db, deps.clock, results);
+      for (const { deliveryId, result, eventAt } of results) {
+        const status = after.get(deliveryId)?.status;
+        if (status === 'delivered') {
+          recordWebhookAttempt('delivered', eventAt ? (result.attemptedAt + result.durationMs - eventAt.getTime()) / 1000 : undefined);
+        } else if (status === 'failed' || status === 'given-up') {
+          recordWebhookAttempt(status === 'failed' ? 'failed' : 'given_up');
+        }
+      }
+      return after;
     } catch (err) {
       if (i >= RECORD_RETRIES_MS.length) throw err;
       await new Promise((r) => setTimeout(r, RECORD_RETRIES_MS[i]));
@@ -110,7 +126,7 @@ async function attemptAll(deps: WebhookActivityDeps, plans: Map<string, Plan>, o
   const after = new Map<string, AfterAttempt>();
   const recordings: Promise<void>[] = [];
   const handOffs: Promise<string | undefined>[] = [];
-  let batch: { deliveryId: string; result: AttemptResult }[] = [];
+  let batch: { deliveryId: string; result: AttemptResult; eventAt: Date | null }[] = [];
   let timer: NodeJS.Timeout | undefined;
   let outstanding = due.length;
   const flush = () => {
@@ -136,7 +152,7 @@ async function attemptAll(deps: WebhookActivityDeps, plans: Map<string, Plan>, o
   await Promise.all(
     due.map(async ([deliveryId, p]) => {
       const result = await attempt(deps, p.plan);
-      batch.push({ deliveryId, result });
+      batch.push({ deliveryId, result, eventAt: p.plan.eventAt });
       outstanding -= 1;
       if (outstanding === 0) flush();
       else timer ??= setTimeout(flush, RECORD_BATCH_WINDOW_MS);

@@ -29,13 +29,13 @@ import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { migrate } from '../../services/db/migrate.ts';
-import { callableHost, readConfig, type Config } from '../../services/shared/config.ts';
+import { callableHost, DEFAULT_METRICS_PORT, METRICS_PORT_OFFSET, readConfig, type Config } from '../../services/shared/config.ts';
 import { createSql } from '../../services/shared/db.ts';
 import { resolveMasterKey, type MasterKey } from '../../services/shared/dev-secrets.ts';
 import { readOrCreateRequestIdentity } from '../../services/shared/request-identity.ts';
 import { ensureDatabase, startEmbeddedPostgres, type EmbeddedPg } from './embedded-postgres.ts';
 import { haproxyBinary, haproxyConfig, readProxyStats, type ProxyFrontend, type ProxyServerStats } from './haproxy.ts';
-import { preferPort } from './ports.ts';
+import { freePort, isPortFree, preferPort } from './ports.ts';
 import { startRedis, type RunningRedis } from './redis-server.ts';
 import {
   fabricUrl,
@@ -596,6 +596,29 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
     const apiPorts = await replicaPorts('api');
     const payPorts = await replicaPorts('pay');
     const workflowsPorts = await replicaPorts('workflows');
+    // Metrics: replica set i (api-i, pay-i, workflows-i) gets a block of three ports, passed as its METRICS_PORT; each
+    // process listens at its offset in it (services/shared/config.ts, metricsPort). METRICS_PORT set: the blocks start
+    // there; unset: the last start's blocks, else from 9464, else anywhere free.
+    const metricsBlock = async (i: number): Promise<number> => {
+      if (config.metricsPort !== undefined && config.metricsPort !== 0) {
+        const base = config.metricsPort + 3 * i;
+        for (let k = 0; k < 3; k++) taken.add(base + k);
+        return base;
+      }
+      const offered = [remembered.get(`api-${i + 1}.metrics`), DEFAULT_METRICS_PORT + 3 * i];
+      for (;;) {
+        const base = offered.shift() ?? (await freePort());
+        const block = [base, base + 1, base + 2];
+        if (base + 2 > 65_535 || block.some((p) => taken.has(p))) continue;
+        if ((await Promise.all(block.map(isPortFree))).every(Boolean)) {
+          for (const p of block) taken.add(p);
+          return base;
+        }
+      }
+    };
+    const metricsBases: number[] = [];
+    for (let i = 0; i < REPLICAS; i++) metricsBases.push(await metricsBlock(i));
+    const metricsOf = (kind: keyof typeof METRICS_PORT_OFFSET, i: number) => metricsBases[i]! + METRICS_PORT_OFFSET[kind];
 
     const restateIngress = `http://127.0.0.1:${internal.ingress}`;
     const restateAdmin = `http://127.0.0.1:${internal.admin}`;
@@ -717,7 +740,7 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
     // 4. The replicas: the operator's environment, plus where everything is.
     const base: Record<string, string> = {};
     for (const [k, v] of Object.entries(env)) if (v !== undefined) base[k] = v;
-    for (const k of ['PORT', 'HOST', 'PAY_PORT', 'PAY_HOST', 'WORKFLOWS_PORT', 'WORKFLOWS_HOST', 'WORKFLOWS_URL']) delete base[k];
+    for (const k of ['PORT', 'HOST', 'PAY_PORT', 'PAY_HOST', 'WORKFLOWS_PORT', 'WORKFLOWS_HOST', 'WORKFLOWS_URL', 'METRICS_PORT']) delete base[k];
     Object.assign(base, {
       DATA_DIR: dataDir,
       DATABASE_URL: databaseUrl,
@@ -740,9 +763,9 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
         kind: 'workflows',
         command: process.execPath,
         args: ['workflows/main.ts'],
-        env: { ...base, WORKFLOWS_HOST: '127.0.0.1', WORKFLOWS_PORT: String(port), WORKFLOWS_URL: workflowsUrl, RESTATE_IDENTITY_KEYS: identity.publicKey },
+        env: { ...base, WORKFLOWS_HOST: '127.0.0.1', WORKFLOWS_PORT: String(port), WORKFLOWS_URL: workflowsUrl, RESTATE_IDENTITY_KEYS: identity.publicKey, METRICS_PORT: String(metricsBases[i]) },
         url: `http://127.0.0.1:${port}`,
-        ports: { port },
+        ports: { port, metrics: metricsOf('workflows', i) },
         // Its boot ends with the registration (of the shared URL) and the housekeeping start, then it says so.
         ready: async (from) => logSays(logFile, from, 'workflows endpoint listening'),
         readyTimeoutMs: 60_000,
@@ -755,9 +778,9 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
         kind: 'api',
         command: process.execPath,
         args: ['services/api/main.ts'],
-        env: { ...base, HOST: '127.0.0.1', PORT: String(port) },
+        env: { ...base, HOST: '127.0.0.1', PORT: String(port), METRICS_PORT: String(metricsBases[i]) },
         url: `http://127.0.0.1:${port}`,
-        ports: { port },
+        ports: { port, metrics: metricsOf('api', i) },
         // Ready: PostgreSQL and Restate answer, and Restate knows the workflows.
         ready: () => answers(`http://127.0.0.1:${port}/readyz`),
         readyTimeoutMs: 90_000,
@@ -771,9 +794,9 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
         kind: 'pay',
         command: process.execPath,
         args: ['services/pay/main.ts'],
-        env: { ...base, PAY_HOST: '127.0.0.1', PAY_PORT: String(port), PAY_TRUST_PROXY: 'true' },
+        env: { ...base, PAY_HOST: '127.0.0.1', PAY_PORT: String(port), PAY_TRUST_PROXY: 'true', METRICS_PORT: String(metricsBases[i]) },
         url: `http://127.0.0.1:${port}`,
-        ports: { port },
+        ports: { port, metrics: metricsOf('pay', i) },
         ready: () => answers(`http://127.0.0.1:${port}/healthz`),
         readyTimeoutMs: 60_000,
         stopTimeoutMs: 8000,

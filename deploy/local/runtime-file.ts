@@ -22,6 +22,8 @@ export interface RuntimePorts {
   api: number;
   /** The hosted pay page. */
   pay: number;
+  /** `npm start`'s metrics listener (GET /metrics); absent in files of older starts and of `start:cluster`. */
+  metrics?: number;
 }
 
 export interface RuntimeInfo {

@@ -14,6 +14,7 @@ import { join, relative, resolve } from 'node:path';
 import { clusterDataDir, startCluster, type ClusterProcess, type RunningCluster } from './cluster.ts';
 import { readRuntimeFile } from './runtime-file.ts';
 import type { ChildExit } from './restate-server.ts';
+import { callableHost, readConfig } from '../../services/shared/config.ts';
 
 /** Past this, whatever still runs is killed. */
 const STOP_DEADLINE_MS = 25_000;
@@ -45,8 +46,8 @@ function alreadyRunning(dataDir: string): number | undefined {
   }
 }
 
-/** One line per process: its name, pid, where it answers, its log. */
-function processLines(cluster: RunningCluster): string[] {
+/** One line per process: its name, pid, where it answers (a replica also where its metrics are), its log. */
+function processLines(cluster: RunningCluster, metricsHost: string): string[] {
   const width = Math.max(...cluster.processes.map((p) => p.name.length));
   return cluster.processes.map((p) => {
     const where =
@@ -56,7 +57,9 @@ function processLines(cluster: RunningCluster): string[] {
           ? `${p.url}  stats :${p.ports.stats}`
           : p.kind === 'postgres' || p.kind === 'redis'
             ? `127.0.0.1:${p.ports.port}`
-            : p.url;
+            : p.ports.metrics
+              ? `${p.url}  metrics http://${metricsHost}:${p.ports.metrics}/metrics`
+              : p.url;
     return `    ${p.name.padEnd(width)}  pid ${String(p.pid ?? '-').padEnd(7)}  ${where}  (${relative(cluster.dataDir, p.logFile) || p.logFile})`;
   });
 }
@@ -166,7 +169,7 @@ async function main(): Promise<number> {
       ...(master.source === 'development-file' ? [`  Key        development key in ${master.path} (set DATA_ENCRYPTION_KEY in production)`] : []),
       `  Data       ${dataDir}   (Ctrl-C stops everything)`,
       `  Processes  (logs under ${join(dataDir, 'logs')})`,
-      ...processLines(cluster),
+      ...processLines(cluster, callableHost(readConfig(process.env).metricsHost)),
     ].join('\n'),
   );
   return 0;

@@ -13,7 +13,8 @@ import { Writable } from 'node:stream';
 import { startApi, type RunningApi } from '../../services/api/main.ts';
 import { startPay, type RunningPay } from '../../services/pay/main.ts';
 import { migrate } from '../../services/db/migrate.ts';
-import { callableHost, payBaseUrl, readConfig, type Config } from '../../services/shared/config.ts';
+import { callableHost, DEFAULT_METRICS_PORT, metricsPort, payBaseUrl, readConfig, type Config } from '../../services/shared/config.ts';
+import { startMetricsListener, type MetricsListener } from '../../services/observability/metrics.ts';
 import { createKeyring } from '../../services/shared/crypto.ts';
 import { createSql } from '../../services/shared/db.ts';
 import { resolveMasterKey, type MasterKey } from '../../services/shared/dev-secrets.ts';
@@ -112,6 +113,7 @@ interface Parts {
   workflows?: RunningWorkflows;
   api?: RunningApi;
   pay?: RunningPay;
+  metrics?: MetricsListener;
   pgLog?: WriteStream;
 }
 
@@ -130,6 +132,7 @@ async function stopParts(parts: Parts): Promise<void> {
     parts.pay ? attempt('pay page', () => parts.pay!.close()) : undefined,
     parts.api ? attempt('API', () => parts.api!.close()) : undefined,
   ]);
+  if (parts.metrics) await attempt('metrics listener', () => parts.metrics!.close());
   if (parts.redis) await attempt('redis-server', () => parts.redis!.stop(2000));
   if (parts.restate) await attempt('restate-server', () => parts.restate!.stop(4000));
   if (parts.workflows) await attempt('workflows endpoint', () => parts.workflows!.close());
@@ -268,6 +271,11 @@ async function main(): Promise<number> {
     // The pay page: PAY_PORT when set, else a free port kept across starts (two stacks side by side never clash).
     const payPort = config.payPort === undefined || config.payPort === 0 ? await pick(rememberedPort(previous, 'pay')) : config.payPort;
     taken.add(payPort);
+    // The metrics listener: METRICS_PORT when set, else 9464 while free (the port a Prometheus is pointed at once),
+    // else a free port kept across starts, so that two stacks side by side never clash.
+    const chosenMetricsPort =
+      config.metricsPort === undefined ? await pick(rememberedPort(previous, 'metrics') ?? DEFAULT_METRICS_PORT) : metricsPort(config, 'api');
+    taken.add(chosenMetricsPort);
 
     // 1. PostgreSQL
     let databaseUrl: string;
@@ -328,6 +336,7 @@ async function main(): Promise<number> {
         workflows: workflowsPort,
         api: apiPort,
         pay: payPort,
+        metrics: chosenMetricsPort,
       },
       pid: process.pid,
       pids: { postgres: parts.pgPid ?? null, restateServer: null, redisServer: null },
@@ -360,6 +369,8 @@ async function main(): Promise<number> {
     }
 
     // 5. The workflows endpoint and the API, in this process. Their log lines wait until the block is printed.
+    // One process, one registry: its one metrics listener serves the API's, the pay page's and the workflows' series.
+    parts.metrics = await startMetricsListener(config.metricsHost, chosenMetricsPort);
     const logs = new HeldStdout();
     const stackConfig: Config = {
       ...config,
@@ -379,7 +390,7 @@ async function main(): Promise<number> {
     parts.api = await startApi(stackConfig, { keyring: createKeyring(master.key), logStream: logs });
     parts.pay = await startPay(stackConfig, { keyring: createKeyring(master.key), logStream: logs });
 
-    runtime = { ...runtime, status: 'running', apiUrl: parts.api.url, payUrl: parts.pay.baseUrl };
+    runtime = { ...runtime, status: 'running', apiUrl: parts.api.url, payUrl: parts.pay.baseUrl, ports: { ...runtime.ports, metrics: parts.metrics.port } };
     writeRuntimeFile(dataDir, runtime);
 
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
@@ -392,6 +403,7 @@ async function main(): Promise<number> {
         `  Pay page   ${parts.pay.baseUrl}/`,
         `  Restate UI ${restateAdminUrl}/ui/`,
         `  Redis      ${withoutCredentials(runtime.redisUrl)}`,
+        `  Metrics    ${parts.metrics.url}`,
         // With the seller details every invoice must show (issuing refuses without them: seller_details_incomplete).
         `  Get a key  ${adminPrefix}npm run admin -- create-org --name "My Company" --cvr 12345678 --street "Nørregade 1" --postal-code 8000 --city "Aarhus C" --sandbox --json`,
         ...(master.source === 'development-file' ? [`  Key        development key in ${master.path} (set DATA_ENCRYPTION_KEY in production)`] : []),

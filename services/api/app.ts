@@ -1,6 +1,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Config } from '../shared/config.ts';
 import type { Db } from '../shared/db.ts';
+import { observeHttp } from '../observability/metrics.ts';
 import { randomBytesPooled, type Keyring } from '../shared/crypto.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { DocumentStore } from '../documents/document-store.ts';
@@ -175,6 +176,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
     done();
   });
+
+  // Rate, errors and duration per route template, for the process's metrics (served by its entry point only).
+  observeHttp(app, 'api');
 
   registerErrorHandling(app);
 

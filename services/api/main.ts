@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { closeServer } from '../shared/close-server.ts';
-import { callableHost, payBaseUrl, readConfig, type Config } from '../shared/config.ts';
+import { callableHost, metricsPort, payBaseUrl, readConfig, type Config } from '../shared/config.ts';
 import { createKeyring, type Keyring } from '../shared/crypto.ts';
 import { createSql, Db } from '../shared/db.ts';
 import { resolveMasterKey } from '../shared/dev-secrets.ts';
@@ -29,6 +29,7 @@ import { ApiKeyCache, listenForKeyChanges } from './plugins/auth.ts';
 import { laterLog, openLimiterStore, type OpenLimiterStore } from '../shared/limiter-store.ts';
 import type { ReadinessProbe } from './routes/health.ts';
 import { domainSettings } from '../domains/domain-settings.ts';
+import { startMetricsListener, watchPool } from '../observability/metrics.ts';
 
 /** The service the workflows endpoint registers; Restate is ready for the API once it routes to it. */
 const REQUIRED_RESTATE_SERVICE = 'Housekeeping';
@@ -91,6 +92,7 @@ export async function startApi(config: ApiConfig, opts: StartApiOptions = {}): P
   if (!config.databaseUrl) throw new Error('DATABASE_URL is required.');
   const keyring = opts.keyring ?? createKeyring(resolveMasterKey(config).key);
   const db = new Db(createSql(config.databaseUrl, { max: config.dbPoolMax }), config.dbPoolMax);
+  const unwatchPool = watchPool('api', db);
   // The business clock reads through a pool of its own: use cases ask for "today" inside their transaction.
   const clockSql = createSql(config.databaseUrl, { max: 2 });
   // One warm browser per API process, started on the first render.
@@ -139,6 +141,7 @@ export async function startApi(config: ApiConfig, opts: StartApiOptions = {}): P
     await limiter?.close();
     await unlisten?.();
     await pdf.close();
+    unwatchPool();
     await db.close();
     await clockSql.end({ timeout: 5 });
     throw err;
@@ -164,6 +167,7 @@ export async function startApi(config: ApiConfig, opts: StartApiOptions = {}): P
         await stopListening().catch(() => {});
         await limiterStore.close();
         await pdf.close();
+        unwatchPool();
         await db.close();
         await clockSql.end({ timeout: 5 });
       })();
@@ -180,9 +184,18 @@ async function main(): Promise<void> {
   if (master.source === 'development-file') {
     process.stderr.write(`Using the development encryption key in ${master.path}; set DATA_ENCRYPTION_KEY in production.\n`);
   }
-  const api = await startApi(config, { keyring: createKeyring(master.key) });
+  // The metrics listener first: a port taken stops the start before anything else runs.
+  const metrics = await startMetricsListener(config.metricsHost, metricsPort(config, 'api'));
+  const api = await startApi(config, { keyring: createKeyring(master.key) }).catch(async (err: unknown) => {
+    await metrics.close();
+    throw err;
+  });
+  api.app.log.info({ url: metrics.url }, 'metrics listening');
   stopOnSignal(
-    () => api.close(),
+    async () => {
+      await api.close();
+      await metrics.close();
+    },
     (event, detail) => (event === 'stopping' ? api.app.log.info({ signal: detail }, 'stopping') : process.stderr.write(`error while stopping: ${detail}\n`)),
   );
 }

@@ -7,6 +7,7 @@ import { isUuid } from '../shared/ids.ts';
 import { CASE_LIFECYCLE, INITIAL_CASE_STATE, isCaseClosed, OPEN_CASE_STATES, type CaseState } from './case-lifecycle.ts';
 import { caseStepRule, nextCaseStep, paakravDates, type LastReminder } from './case-policy.ts';
 import { caseEventData, lockCase, transitionCase } from './transition-case.ts';
+import { recordCaseStep } from '../observability/metrics.ts';
 
 /**
  * The collection case lifecycle's steps (docs/collections.md, "The case lifecycle"), for the Case workflow
@@ -53,7 +54,7 @@ const businessToday = async (sql: Queryable, organizationId: string): Promise<st
 };
 
 export async function takeDueCaseStep(db: Db, organizationId: string, caseId: string): Promise<CaseStep> {
-  return db.tx(async (tx) => {
+  const step = await db.tx(async (tx): Promise<CaseStep> => {
     const c = await lockCase(tx, organizationId, caseId);
     if (!c) {
       await scheduleCase(tx, organizationId, caseId, null);
@@ -77,6 +78,9 @@ export async function takeDueCaseStep(db: Db, organizationId: string, caseId: st
         return { ...decision, rule };
     }
   });
+  // Counted once committed (the case's own påkrav and its hand-over count where they are recorded, below).
+  if (step.kind === 'paakrav_recorded') recordCaseStep('paakrav');
+  return step;
 }
 
 /** The invoice's last numbered reminder (case-policy.ts decides whether it was the påkrav). */
@@ -102,12 +106,14 @@ async function commitPaakrav(tx: Queryable, organizationId: string, caseId: stri
  * day. A case that moved meanwhile (paid, withdrawn) is left as it is: `recorded: false`.
  */
 export async function recordCasePaakrav(db: Db, organizationId: string, caseId: string, sentOn: string): Promise<{ recorded: boolean }> {
-  return db.tx(async (tx) => {
+  const out = await db.tx(async (tx) => {
     const c = await lockCase(tx, organizationId, caseId);
     if (!c || !CASE_LIFECYCLE.can(c.state, 'sendPaakrav')) return { recorded: false };
     await commitPaakrav(tx, organizationId, caseId, sentOn);
     return { recorded: true };
   });
+  if (out.recorded) recordCaseStep('paakrav');
+  return out;
 }
 
 /**
@@ -115,7 +121,7 @@ export async function recordCasePaakrav(db: Db, organizationId: string, caseId: 
  * meanwhile is left as it is (`recorded: false`).
  */
 export async function recordCaseHandOver(db: Db, organizationId: string, caseId: string): Promise<{ recorded: boolean }> {
-  return db.tx(async (tx) => {
+  const out = await db.tx(async (tx) => {
     const c = await lockCase(tx, organizationId, caseId);
     if (!c || !CASE_LIFECYCLE.can(c.state, 'handOver')) return { recorded: false };
     await transitionCase(tx, organizationId, caseId, 'handOver', {
@@ -125,6 +131,8 @@ export async function recordCaseHandOver(db: Db, organizationId: string, caseId:
     await scheduleCase(tx, organizationId, caseId, null);
     return { recorded: true };
   });
+  if (out.recorded) recordCaseStep('hand_over');
+  return out;
 }
 
 /** Whether the case is still waiting for its hand-over (read before the partner is called). */

@@ -20,6 +20,7 @@ import { MailDeliveryError, type Mailer, type OutgoingMail } from '../mail/mail-
 import type { Keyring } from '../shared/crypto.ts';
 import type { Db } from '../shared/db.ts';
 import { DomainError } from '../shared/errors.ts';
+import { recordDocumentDelivery } from '../observability/metrics.ts';
 
 export type RefusalCode = 'mail_rejected' | 'letter_rejected' | 'customer_email_missing' | 'customer_address_missing' | 'debtor_unreachable';
 
@@ -79,7 +80,19 @@ export function documentLetter(
 /** The reference a delivery record keeps of a sent document: the mail's Message-ID or the letter's reference. */
 export const sentReference = (sent: Extract<ChannelOutcome, { kind: 'sent' }>): string => (sent.channel === 'email' ? sent.messageId : sent.reference);
 
+/** Hands the document to its channel; every outcome counts in the metrics (`faktura_document_deliveries_total`). */
 export async function sendDocument(channels: Channels, to: Recipient, outbound: Outbound): Promise<ChannelOutcome> {
+  try {
+    const outcome = await sendByChannel(channels, to, outbound);
+    recordDocumentDelivery(to.channel, outcome.kind);
+    return outcome;
+  } catch (err) {
+    recordDocumentDelivery(to.channel, 'failed');
+    throw err;
+  }
+}
+
+async function sendByChannel(channels: Channels, to: Recipient, outbound: Outbound): Promise<ChannelOutcome> {
   if (to.channel === 'email') {
     try {
       const receipt = await channels.mailer.send(outbound.mail(to));

@@ -1,3 +1,4 @@
+import { recordDocumentDelivery } from '../observability/metrics.ts';
 import { sendDocument, type ChannelOutcome, type Channels, type Outbound, type Recipient, type Refused } from './channels.ts';
 
 /**
@@ -17,6 +18,8 @@ export async function deliverDocument<Deps extends Channels, Ready, Answer, Id>(
   const prepared = await kind.prepare(deps, id);
   if ('settled' in prepared) return prepared.settled;
   const to = kind.recipient(prepared.ready);
+  // Nobody to send it to is an outcome too (channel `none`); a channel's outcomes count in sendDocument.
+  if ('kind' in to) recordDocumentDelivery('none', 'refused');
   const outcome = 'kind' in to ? to : await sendDocument(deps, to, kind.outbound(prepared.ready, deps, id));
   return kind.answer(outcome, prepared.ready);
 }

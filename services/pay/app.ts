@@ -2,6 +2,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { randomBytesPooled } from '../shared/crypto.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { Db } from '../shared/db.ts';
+import { observeHttp } from '../observability/metrics.ts';
 import { errSerializer } from '../shared/loggable-error.ts';
 import { redactRequestUrl, RouteWords, type QueryRules, type RouteHint } from '../shared/log-redaction.ts';
 import type { PaymentProvider } from '../payments/providers/provider.ts';
@@ -117,6 +118,8 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
 
   await registerBodyParsers(app);
   registerRequestLog(app);
+  // Rate, errors and duration per route template, for the process's metrics (served by its entry point only).
+  observeHttp(app, 'pay');
   // On a verified payment domain: `/<reference>` leads to the pay page, and only that organisation's pay pages are served.
   servePaymentDomainLinks(app, deps.db, base);
   registerErrorHandling(app, pages);

@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import { closeServer } from '../shared/close-server.ts';
 import * as net from 'node:net';
-import { callableHost, DEFAULT_PAY_PORT, payBaseUrl, readConfig, type Config } from '../shared/config.ts';
+import { callableHost, DEFAULT_PAY_PORT, metricsPort, payBaseUrl, readConfig, type Config } from '../shared/config.ts';
 import type { Clock } from '../shared/clock.ts';
 import { createBusinessClock } from '../clock/business-clock.ts';
 import { createKeyring, type Keyring } from '../shared/crypto.ts';
@@ -19,6 +19,7 @@ import { createTestProvider } from '../payments/providers/test-provider.ts';
 import { buildPayApp } from './app.ts';
 import { createEngineClient } from '../shared/engine-client.ts';
 import { laterLog, openLimiterStore, type OpenLimiterStore } from '../shared/limiter-store.ts';
+import { startMetricsListener, watchPool } from '../observability/metrics.ts';
 
 export interface RunningPay {
   app: FastifyInstance;
@@ -79,6 +80,7 @@ export async function startPay(config: PayConfig, opts: StartPayOptions = {}): P
   const baseUrl = payBaseUrl({ ...config, payPort: port });
   const poolMax = Math.min(config.dbPoolMax, 5);
   const db = new Db(createSql(config.databaseUrl, { max: poolMax }), poolMax);
+  const unwatchPool = watchPool('pay', db);
   // Payments are dated the organisation's today (a sandbox's test clock included), read through a pool of its own.
   const clockSql = opts.clock ? undefined : createSql(config.databaseUrl, { max: 2 });
   let app: FastifyInstance | undefined;
@@ -112,6 +114,7 @@ export async function startPay(config: PayConfig, opts: StartPayOptions = {}): P
     provider.close();
     await app?.close();
     await limiter?.close();
+    unwatchPool();
     await db.close();
     await clockSql?.end({ timeout: 5 });
     throw err;
@@ -129,6 +132,7 @@ export async function startPay(config: PayConfig, opts: StartPayOptions = {}): P
         provider.close();
         await closeServer(running);
         await limiterStore.close();
+        unwatchPool();
         await db.close();
         await clockSql?.end({ timeout: 5 });
       })();
@@ -139,10 +143,18 @@ export async function startPay(config: PayConfig, opts: StartPayOptions = {}): P
 
 async function main(): Promise<void> {
   const config = readConfig();
-  const pay = await startPay(config);
-  pay.app.log.info({ url: pay.url, baseUrl: pay.baseUrl }, 'pay page listening');
+  // The metrics listener first: a port taken stops the start before anything else runs.
+  const metrics = await startMetricsListener(config.metricsHost, metricsPort(config, 'pay'));
+  const pay = await startPay(config).catch(async (err: unknown) => {
+    await metrics.close();
+    throw err;
+  });
+  pay.app.log.info({ url: pay.url, baseUrl: pay.baseUrl, metricsUrl: metrics.url }, 'pay page listening');
   stopOnSignal(
-    () => pay.close(),
+    async () => {
+      await pay.close();
+      await metrics.close();
+    },
     (event, detail) => (event === 'stopping' ? pay.app.log.info({ signal: detail }, 'stopping') : process.stderr.write(`error while stopping: ${detail}\n`)),
   );
 }

@@ -9,6 +9,7 @@ import { lockCustomerDunning } from './lock-customer-dunning.ts';
 import { noteLimitationWarning } from './note-limitation-warning.ts';
 import { scheduleDunning } from './schedule-dunning.ts';
 import { takeReminder, type TakenStep } from './take-reminder.ts';
+import { recordReminderStep, type ReminderStepKind } from '../observability/metrics.ts';
 
 /**
  * One step of an invoice's dunning lifecycle, for the Dunning workflow (workflows/dunning.ts), in one transaction
@@ -39,34 +40,45 @@ export type DunningStep =
   | { kind: 'collected'; caseId: string; rule?: StepRule };
 
 export async function takeDueDunningStep(db: Db, organizationId: string, invoiceId: string): Promise<DunningStep> {
-  return db.tx(async (tx) => {
+  const { step, taken } = await takeInTransaction(db, organizationId, invoiceId);
+  // Counted once committed: a step that rolled back was not taken.
+  if (taken) recordReminderStep(taken);
+  return step;
+}
+
+/** A reminder's kind as the metrics count it: the demand letter apart from the other reminders. */
+const reminderKind = (type: 'payment_reminder' | 'reminder', demandLetter: boolean): ReminderStepKind =>
+  type === 'payment_reminder' ? 'payment_reminder' : demandLetter ? 'demand_letter' : 'reminder';
+
+async function takeInTransaction(db: Db, organizationId: string, invoiceId: string): Promise<{ step: DunningStep; taken?: ReminderStepKind }> {
+  return db.tx(async (tx): Promise<{ step: DunningStep; taken?: ReminderStepKind }> => {
     // One customer's reminders are taken one at a time (their fees count together in the continuous arrears).
     await lockCustomerDunning(tx, organizationId, invoiceId);
     const ctx = await loadDunningContext(tx, organizationId, invoiceId);
     if (!ctx) {
       await scheduleDunning(tx, organizationId, invoiceId, null);
-      return { kind: 'done' };
+      return { step: { kind: 'done' } };
     }
     const unfinished = await unfinishedReminder(tx, organizationId, invoiceId);
-    if (unfinished) return { kind: 'deliver', reminderId: unfinished.id, delivery: unfinished.delivery, documented: unfinished.documented };
+    if (unfinished) return { step: { kind: 'deliver', reminderId: unfinished.id, delivery: unfinished.delivery, documented: unfinished.documented } };
     const decided = decideStep(ctx.facts, ctx.plan);
     if (decided === null) {
       await scheduleDunning(tx, organizationId, invoiceId, null);
-      return { kind: 'done' };
+      return { step: { kind: 'done' } };
     }
     const { step, dateRule } = decided;
     if (step.date > ctx.today) {
       await scheduleDunning(tx, organizationId, invoiceId, step.date);
-      return { kind: 'wait', date: step.date, rule: citeRules(dateRule, null) };
+      return { step: { kind: 'wait', date: step.date, rule: citeRules(dateRule, null) } };
     }
     if (step.kind === 'limitation_warning') {
       await noteLimitationWarning(tx, ctx, step.daysBefore, step.date);
-      return { kind: 'noted', daysBefore: step.daysBefore, date: step.date, rule: citeRules(dateRule, null) };
+      return { step: { kind: 'noted', daysBefore: step.daysBefore, date: step.date, rule: citeRules(dateRule, null) }, taken: 'limitation_warning' };
     }
     if (step.kind === 'collect') {
       // The same use case as POST …/collect (its checks, the case, the invoice's hand-over, the end of this lifecycle).
       const { view } = await collectInvoice(tx, organizationId, invoiceId, new Date());
-      return { kind: 'collected', caseId: view.id, rule: citeRules(dateRule, null) };
+      return { step: { kind: 'collected', caseId: view.id, rule: citeRules(dateRule, null) }, taken: 'collect' };
     }
     // ... and in the order of their dates: a catch-up that passed steps of several of the customer's invoices takes
     // an earlier-dated step of another invoice first, so each fee decision sees what was sent before its date.
@@ -74,7 +86,10 @@ export async function takeDueDunningStep(db: Db, organizationId: string, invoice
     if (earlier) {
       const sibling = await takeReminder(tx, earlier.ctx, { ...earlier.step, source: 'automatic' });
       await scheduleDunning(tx, organizationId, earlier.ctx.invoice.id, ctx.today);
-      return { kind: 'sibling', invoiceId: earlier.ctx.invoice.id, rule: citeRules(earlier.dateRule, sibling.feeRule) };
+      return {
+        step: { kind: 'sibling', invoiceId: earlier.ctx.invoice.id, rule: citeRules(earlier.dateRule, sibling.feeRule) },
+        taken: reminderKind(earlier.step.type, earlier.step.demandLetter),
+      };
     }
     const { feeRule, ...taken } = await takeReminder(tx, ctx, {
       type: step.kind,
@@ -83,7 +98,10 @@ export async function takeDueDunningStep(db: Db, organizationId: string, invoice
       demandLetter: step.kind === 'reminder' && step.demandLetter,
       source: 'automatic',
     });
-    return { kind: 'deliver', reminderId: taken.reminderId, delivery: taken.channel === null ? 'none' : 'pending', documented: false, taken, rule: citeRules(dateRule, feeRule) };
+    return {
+      step: { kind: 'deliver', reminderId: taken.reminderId, delivery: taken.channel === null ? 'none' : 'pending', documented: false, taken, rule: citeRules(dateRule, feeRule) },
+      taken: reminderKind(step.kind, step.kind === 'reminder' && step.demandLetter),
+    };
   });
 }
 

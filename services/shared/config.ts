@@ -79,6 +79,14 @@ export interface Config {
    * `<PAY_BASE_URL>/portal/<subdomain>`.
    */
   portalBaseDomain: string | undefined;
+  /** METRICS_HOST: the interface every process's Prometheus listener (`GET /metrics`) binds to; never a public port. */
+  metricsHost: string;
+  /**
+   * METRICS_PORT: the API process's metrics port; the pay process listens on it + 1, the workflows process on it + 2
+   * (`metricsPort`). Unset: 9464 standalone; under `npm start` 9464 when free, else a free port kept across starts.
+   * 0: each process listens on a free port of its own and logs it.
+   */
+  metricsPort: number | undefined;
 }
 
 const int = (name: string, raw: string | undefined, dflt: number): number => {
@@ -137,6 +145,25 @@ const allowLoopback = (env: NodeJS.ProcessEnv): boolean => {
 const mailAddress = (name: string, raw: string): string => {
   if (!/^[^\s@<>"]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$/.test(raw)) throw new Error(`${name} must be a plain address like no-reply@example.dk, got "${raw}"`);
   return raw;
+};
+
+/** The API process's metrics port when METRICS_PORT is unset (Prometheus' range for exporters). */
+export const DEFAULT_METRICS_PORT = 9464;
+
+/** Each process's offset from METRICS_PORT: one base port names the three listeners of one replica set. */
+export const METRICS_PORT_OFFSET = { api: 0, pay: 1, workflows: 2 } as const;
+
+/** Where `process` serves its metrics: METRICS_PORT (or 9464) plus its offset; 0 stays 0 (a free port). */
+export function metricsPort(config: Pick<Config, 'metricsPort'>, process: keyof typeof METRICS_PORT_OFFSET): number {
+  const base = config.metricsPort ?? DEFAULT_METRICS_PORT;
+  return base === 0 ? 0 : base + METRICS_PORT_OFFSET[process];
+}
+
+// The workflows process listens two above METRICS_PORT: the base must leave room for it.
+const port = (name: string, raw: string, dflt: number): number => {
+  const n = int(name, raw, dflt);
+  if (n > 65_533) throw new Error(`${name} must be at most 65533 (the workflows process listens on it + 2), got ${n}`);
+  return n;
 };
 
 /** The pay service's port when PAY_PORT is unset and nothing chose another one. */
@@ -217,6 +244,8 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dnsServers: dnsServers(env.DNS_SERVERS),
     portalCnameTarget: hostName('PORTAL_CNAME_TARGET', env.PORTAL_CNAME_TARGET) ?? 'portal.faktura.invalid',
     portalBaseDomain: hostName('PORTAL_BASE_DOMAIN', env.PORTAL_BASE_DOMAIN),
+    metricsHost: env.METRICS_HOST || '127.0.0.1',
+    metricsPort: env.METRICS_PORT ? port('METRICS_PORT', env.METRICS_PORT, DEFAULT_METRICS_PORT) : undefined,
   };
 }
 

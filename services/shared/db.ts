@@ -65,6 +65,20 @@ export class Db {
     }
   }
 
+  /** Units of work holding a connection's permit right now, and the pool size (the metrics' pool gauges). */
+  get inUse(): number {
+    return this.gate.held;
+  }
+
+  get size(): number {
+    return this.gate.permits;
+  }
+
+  /** Units of work waiting for a permit: the pool is exhausted while this is above 0. */
+  get waiting(): number {
+    return this.gate.queued;
+  }
+
   async close(): Promise<void> {
     await this.sql.end({ timeout: 5 });
   }

@@ -5,11 +5,13 @@
  */
 export class Semaphore {
   private available: number;
+  readonly permits: number;
   private readonly waiters: (() => void)[] = [];
   private head = 0;
 
   constructor(permits: number) {
     this.available = permits;
+    this.permits = permits;
   }
 
   acquire(): Promise<void> | undefined {
@@ -32,6 +34,11 @@ export class Semaphore {
     } else {
       this.available++;
     }
+  }
+
+  /** Permits held right now. */
+  get held(): number {
+    return this.permits - this.available;
   }
 
   get queued(): number {

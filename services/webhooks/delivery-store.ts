@@ -190,6 +190,8 @@ export interface AttemptPlan {
   body: string;
   /** Live signing secrets, current first. Never returned from the workflow step that reads them. */
   secrets: string[];
+  /** When the event was committed (real time), for the delivery-lag metric; null for a ping. */
+  eventAt: Date | null;
 }
 
 export type Plan =
@@ -302,7 +304,10 @@ function attemptPlan(keyring: Keyring, row: AttemptRow): AttemptPlan {
       );
   const secrets = [keyring.decrypt(row.secret_enc)];
   if (row.previous_secret_enc && row.previous_live) secrets.push(keyring.decrypt(row.previous_secret_enc));
-  return { organizationId: row.organization_id, round: row.round, number: row.attempts + 1, url: row.url, messageId: row.message_id, body, secrets };
+  return {
+    organizationId: row.organization_id, round: row.round, number: row.attempts + 1, url: row.url, messageId: row.message_id, body, secrets,
+    eventAt: row.ping ? null : row.e_at,
+  };
 }
 
 /** The outcome of one HTTP attempt, as journaled by the workflow (no secrets, no body). */

@@ -16,6 +16,7 @@ import { header, onlyLeaf, parseMime } from '../helpers/mime.ts';
 import { smtpReply, startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.ts';
 import { pdfText } from '../helpers/pdf-text.ts';
 import { issueInvoice } from '../helpers/reminders.ts';
+import { metricValue } from '../helpers/metrics.ts';
 
 /**
  * A collection case's own påkrav (Inkassoloven § 10): the document through real Chromium, read back with pdftotext;
@@ -173,7 +174,12 @@ describe('case påkrav: document and delivery', () => {
       fordringer: [{ hovedstolOere: 5_000, forfaldsdato: addDays(today, -20) }],
       skyldnere: [{ skyldnerType: 'person', navn: 'Ole', email: 'ole@kunde.dk' }],
     });
+    const renders = () => metricValue('faktura_pdf_render_seconds_count', { kind: 'casePaakrav' });
+    const rendersBefore = await renders();
     const { sha256 } = await render(caseId);
+    assert.equal(await renders(), rendersBefore + 1, 'the render is timed under its document kind');
+    const mails = () => Promise.all((['refused', 'failed', 'sent'] as const).map((outcome) => metricValue('faktura_document_deliveries_total', { channel: 'email', outcome })));
+    const mailsBefore = await mails();
     const refusing = await startSmtpSink({ onRcptTo: (a, _s, cb) => cb(smtpReply(550, `5.1.1 <${a.address}>: Recipient address rejected`)) });
     try {
       const refused = await deliverCasePaakrav(deps(refusing), org.organizationId, caseId, sha256);
@@ -188,6 +194,8 @@ describe('case påkrav: document and delivery', () => {
     } finally {
       await later.close();
     }
+    // One refused for good, one failed for a retry, none sent.
+    assert.deepEqual((await mails()).map((n, i) => n - mailsBefore[i]!), [1, 1, 0]);
   });
 
   it('without an e-mail, posts a letter to the first debtor with an address; nobody reachable is refused debtor_unreachable', async () => {
@@ -199,6 +207,9 @@ describe('case påkrav: document and delivery', () => {
       ],
     });
     const { sha256 } = await render(caseId);
+    const outcomes = () =>
+      Promise.all([metricValue('faktura_document_deliveries_total', { channel: 'letter', outcome: 'sent' }), metricValue('faktura_document_deliveries_total', { channel: 'none', outcome: 'refused' })]);
+    const before = await outcomes();
     const sent = await deliverCasePaakrav(deps(undefined), org.organizationId, caseId, sha256);
     const letterId = `case-paakrav-${caseId}`;
     assert.deepEqual(sent, { kind: 'sent', channel: 'letter', reference: letterId });
@@ -217,6 +228,8 @@ describe('case påkrav: document and delivery', () => {
     const rendered = await render(nobody);
     const refused = await deliverCasePaakrav(deps(undefined), org.organizationId, nobody, rendered.sha256);
     assert.deepEqual(refused, { kind: 'refused', code: 'debtor_unreachable', reason: 'no debtor has an e-mail address or a street, postal code and city' });
+    // Two letters handed to the letter service (the same one twice), and one document with nobody to take it.
+    assert.deepEqual((await outcomes()).map((n, i) => n - before[i]!), [2, 1]);
   });
 
   it('an invoice case: the invoice as the claim with fees and payments, in the customer\'s language, mailed or posted to the customer', async () => {

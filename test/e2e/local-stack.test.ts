@@ -143,14 +143,24 @@ describe('npm start: the whole stack on one machine', function () {
     assert.equal(lines[3], `  Pay page   http://127.0.0.1:${runtime.ports.pay}/`);
     assert.equal(lines[4], `  Restate UI http://127.0.0.1:${runtime.ports.restateAdmin}/ui/`);
     assert.equal(lines[5], `  Redis      redis://127.0.0.1:${runtime.ports.redis}`);
+    assert.equal(lines[6], `  Metrics    http://127.0.0.1:${runtime.ports.metrics}/metrics`);
     assert.equal(
-      lines[6],
+      lines[7],
       `  Get a key  DATA_DIR=${JSON.stringify(dataDir)} npm run admin -- create-org --name "My Company" --cvr 12345678 --street "Nørregade 1" ` +
         '--postal-code 8000 --city "Aarhus C" --sandbox --json',
     );
-    assert.equal(lines[7], `  Key        development key in ${join(dataDir, 'secrets', 'encryption.key')} (set DATA_ENCRYPTION_KEY in production)`);
-    assert.equal(lines[8], `  Data       ${dataDir}   ${BLOCK_END}`);
+    assert.equal(lines[8], `  Key        development key in ${join(dataDir, 'secrets', 'encryption.key')} (set DATA_ENCRYPTION_KEY in production)`);
+    assert.equal(lines[9], `  Data       ${dataDir}   ${BLOCK_END}`);
     assert.equal(first.stderr(), '');
+
+    // One process, one registry: the one metrics listener serves the API's, the pay page's and the workflows' series.
+    const metrics = await fetch(`http://127.0.0.1:${runtime.ports.metrics}/metrics`);
+    assert.equal(metrics.status, 200);
+    const text = await metrics.text();
+    for (const series of ['faktura_wake_lag_seconds{service="Dunning"}', 'faktura_db_pool_size{pool="api"}', 'faktura_db_pool_size{pool="pay"}', 'faktura_db_pool_size{pool="workflows"}']) {
+      assert.ok(text.includes(series), series);
+    }
+    assert.equal((await api('/metrics')).status, 404);
 
     const health = await api('/healthz');
     assert.equal(health.status, 200);
@@ -160,9 +170,9 @@ describe('npm start: the whole stack on one machine', function () {
     assert.deepEqual(await ready.json(), { status: 'ready', checks: { postgres: 'ok', restate: 'ok' } });
 
     const { ports, pids } = runtime;
-    assert.deepEqual(Object.keys(ports).sort(), ['api', 'pay', 'postgres', 'redis', 'restateAdmin', 'restateFabric', 'restateIngress', 'workflows']);
+    assert.deepEqual(Object.keys(ports).sort(), ['api', 'metrics', 'pay', 'postgres', 'redis', 'restateAdmin', 'restateFabric', 'restateIngress', 'workflows']);
     assert.equal(ports.api, port);
-    assert.equal(new Set(Object.values(ports)).size, 8);
+    assert.equal(new Set(Object.values(ports)).size, 9);
     assert.deepEqual(
       { ...runtime, startedAt: 'checked below', pids: 'checked below' },
       {
@@ -271,7 +281,7 @@ describe('npm start: the whole stack on one machine', function () {
       assert.equal(ready.status, 200);
     }
     const [ra, rb] = [readRuntime(dirA), readRuntime(dirB)];
-    assert.equal(new Set([...Object.values(ra.ports), ...Object.values(rb.ports)]).size, 16);
+    assert.equal(new Set([...Object.values(ra.ports), ...Object.values(rb.ports)]).size, 18);
 
     const clash = spawnStack(dirA, await freePort());
     assert.equal(await clash.exited, 1);

@@ -26,6 +26,8 @@ describe('standalone processes stop with the npm that runs them', function () {
           DATA_ENCRYPTION_KEY: TEST_MASTER_KEY.toString('hex'),
           HOST: '127.0.0.1',
           PAY_HOST: '127.0.0.1',
+          // Each on a free metrics port of its own: never a clash with a stack running on this machine.
+          METRICS_PORT: '0',
           [portVar]: String(port),
         },
         stdio: ['ignore', 'pipe', 'pipe'],

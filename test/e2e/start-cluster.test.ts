@@ -121,6 +121,20 @@ describe('npm run start:cluster: the production shape on one machine', function 
       assert.ok(line.includes(`pid ${p.pid}`), line);
       assert.ok(existsSync(p.logFile), p.logFile);
     }
+    // Every replica serves its metrics on a port of its own: replica set i has one METRICS_PORT block (api, pay = + 1,
+    // workflows = + 2), and the line names it.
+    const replicas = runtime.cluster!.processes.filter((p) => p.kind === 'api' || p.kind === 'pay' || p.kind === 'workflows');
+    assert.equal(new Set(replicas.map((p) => p.ports.metrics)).size, 6);
+    for (const i of [1, 2]) {
+      const of = (name: string) => runtime.cluster!.processes.find((p) => p.name === `${name}-${i}`)!.ports.metrics!;
+      assert.deepEqual([of('pay') - of('api'), of('workflows') - of('api')], [1, 2]);
+    }
+    for (const p of replicas) {
+      const line = processLines.find((l) => l.trim().startsWith(`${p.name} `))!;
+      assert.ok(line.includes(`metrics http://127.0.0.1:${p.ports.metrics}/metrics`), line);
+      const text = await (await fetch(`http://127.0.0.1:${p.ports.metrics}/metrics`)).text();
+      assert.ok(text.includes(p.kind === 'workflows' ? 'faktura_wake_lag_seconds{service="Dunning"}' : `faktura_db_pool_size{pool="${p.kind}"}`), p.name);
+    }
     assert.equal(stderr, '');
     assert.equal(runtime.status, 'running');
     assert.equal(runtime.apiUrl, `http://127.0.0.1:${port}`);

@@ -6,6 +6,7 @@ import { call, testDb } from '../helpers/context.ts';
 import { reminderSettingsBody } from '../helpers/reminders.ts';
 import { startScenario, type Invoice, type Scenario } from '../helpers/scenario.ts';
 import { runScript, type Run } from '../helpers/scripts.ts';
+import { metricReaches, metricValue } from '../helpers/metrics.ts';
 
 /**
  * Collection cases on a sandbox clock (docs/collections.md): an invoice is
@@ -76,6 +77,8 @@ describe('scenario: collection cases', function () {
     const customerId = await s.customer(PERSON);
     const inv: Invoice = await s.issue({ customerId, paymentTermsDays: 14 });
     const due = inv.dueDate;
+    const steps = () => Promise.all((['paakrav', 'hand_over'] as const).map((kind) => metricValue('faktura_case_steps_total', { kind })));
+    const stepsBefore = await steps();
     await advanceTo(addDays(due, 28));
     const caseView = await collect(inv.id);
     // The demand letter went out on due + 27: that is the påkrav date.
@@ -109,6 +112,9 @@ describe('scenario: collection cases', function () {
     assert.equal(wake, undefined);
     await s.advance(3);
     assert.equal((await getCase(caseView.id)).eventVersion, 5);
+    // The workflows' metrics count the påkrav (the demand letter's, recorded by the case) and the hand-over once each.
+    await metricReaches('faktura_case_steps_total', { kind: 'hand_over' }, stepsBefore[1]! + 1);
+    assert.deepEqual((await steps()).map((n, i) => n - stepsBefore[i]!), [1, 1]);
   });
 
   it('collect with maxReminders 0: the case sends its own påkrav (a mail) today, and is handed over on today + 11', async () => {

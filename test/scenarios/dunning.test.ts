@@ -3,6 +3,7 @@ import { addDays } from '../../services/shared/clock.ts';
 import { call, testDb } from '../helpers/context.ts';
 import { startScenario, type Invoice, type Scenario } from '../helpers/scenario.ts';
 import { reminderSettingsBody } from '../helpers/reminders.ts';
+import { metricReaches, metricValue } from '../helpers/metrics.ts';
 
 /**
  * The dunning engine on a sandbox clock, as the law reads (docs/reminders.md, "The law" and "Decisions the engine
@@ -52,6 +53,9 @@ describe('scenario: dunning', function () {
     await settings({});
     const inv: Invoice = await s.issue({ paymentTermsDays: 14 });
     const due = inv.dueDate;
+    const kinds = ['payment_reminder', 'reminder', 'demand_letter', 'collect'] as const;
+    const steps = () => Promise.all(kinds.map((kind) => metricValue('faktura_reminder_steps_total', { kind })));
+    const stepsBefore = await steps();
     await s.advance(14 + 40);
     const { data, meta } = await history(inv.id);
     assert.deepEqual(
@@ -78,6 +82,9 @@ describe('scenario: dunning', function () {
       ['done', true, true],
     ]);
     for (const r of rows) assert.equal(mailsWith(r.message_id!).length, 1, r.message_id!);
+    // The workflows' metrics (this process's registry) count each step taken once: two reminders, the demand letter.
+    await metricReaches('faktura_reminder_steps_total', { kind: 'demand_letter' }, stepsBefore[2]! + 1);
+    assert.deepEqual((await steps()).map((n, i) => n - stepsBefore[i]!), [0, 2, 1, 0]);
   });
 
   it('a payment in full between reminders ends the plan; a partial payment does not', async () => {

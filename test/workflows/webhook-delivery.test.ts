@@ -18,6 +18,7 @@ import { testActivityResources } from '../helpers/activities.ts';
 import { call, createTestOrg, startTestApp, testClock, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
 import { startTestRestate, type TestRestate } from '../helpers/restate.ts';
 import { eventually, Receiver } from '../helpers/webhooks.ts';
+import { metricReaches, metricValue } from '../helpers/metrics.ts';
 
 interface DeliveryRow {
   id: string;
@@ -93,6 +94,12 @@ describe('webhook delivery', function () {
       const org = await createTestOrg();
       const ep = await register(org, receiver.url, ['invoice.issued']);
       const customerId = (await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: { type: 'company', name: 'Kunde A/S' } })).body.data.id;
+      const metricsBefore = await Promise.all([
+        metricValue('faktura_webhook_deliveries_total', { outcome: 'delivered' }),
+        metricValue('faktura_webhook_delivery_lag_seconds_count', {}),
+        metricValue('faktura_webhook_delivery_lag_seconds_sum', {}),
+      ]);
+      const postedAt = Date.now();
       const issued = await call(t.app, 'POST', '/v1/invoices?issue=true', {
         key: org.apiKey,
         body: { customerId, externalReference: 'ERP-9', lines: [{ description: 'Vare', quantity: 1, unitPriceOere: 10000 }] },
@@ -115,6 +122,12 @@ describe('webhook delivery', function () {
       assert.deepEqual(attempts.map((a) => ({ ...a })), [{ round: 1, number: 1, status_code: 204, succeeded: true, error: null }]);
       const [wake] = await testDb().db.sql`SELECT 1 FROM wake_index WHERE key = ${d.id}`;
       assert.equal(wake, undefined, 'nothing left to wake');
+      // The workflows' metrics (this process's registry): one delivered attempt, its lag from the event's commit.
+      assert.equal(await metricReaches('faktura_webhook_deliveries_total', { outcome: 'delivered' }, metricsBefore[0] + 1), metricsBefore[0] + 1);
+      assert.equal(await metricValue('faktura_webhook_delivery_lag_seconds_count', {}), metricsBefore[1] + 1);
+      const lag = (await metricValue('faktura_webhook_delivery_lag_seconds_sum', {})) - metricsBefore[2];
+      // From the event's creation (its transaction's start, inside the request) to the receiver's answer.
+      assert.ok(lag > 0 && lag < (Date.now() - postedAt) / 1000, `lag ${lag} s`);
       await new Promise((r) => setTimeout(r, 300));
       assert.equal(receiver.received.length, 1);
     } finally {
@@ -157,6 +170,8 @@ describe('webhook delivery', function () {
     await receiver.stop(); // the integrator's server is down: connections are refused
     const org = await createTestOrg();
     const ep = await register(org, `http://127.0.0.1:${port}/hook`, ['invoice.sent']);
+    const outcomes = () => Promise.all((['failed', 'given_up', 'delivered'] as const).map((outcome) => metricValue('faktura_webhook_deliveries_total', { outcome })));
+    const outcomesBefore = await outcomes();
     const { id: eventId } = await emit(org);
     const businessNow = async () => Date.parse((await call(t.app, 'GET', '/v1/test-clock', { key: org.apiKey })).body.data.now);
     const advanceTo = async (ms: number) => {
@@ -190,6 +205,8 @@ describe('webhook delivery', function () {
     }
     const [wake] = await testDb().db.sql`SELECT 1 FROM wake_index WHERE key = ${gaveUp.id}`;
     assert.equal(wake, undefined);
+    await metricReaches('faktura_webhook_deliveries_total', { outcome: 'given_up' }, outcomesBefore[1]! + 1);
+    assert.deepEqual((await outcomes()).map((n, i) => n - outcomesBefore[i]!), [7, 1, 0], 'seven failed attempts counted, then the one given up');
 
     // The receiver comes back; a replay sends the given-up event once, and never again.
     await receiver.start(port);
