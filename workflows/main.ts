@@ -21,6 +21,7 @@ import { createKeyring, type Keyring } from '../services/shared/crypto.ts';
 import { createSql, Db } from '../services/shared/db.ts';
 import { resolveMasterKey } from '../services/shared/dev-secrets.ts';
 import { stopOnSignal } from '../services/shared/stop-on-signal.ts';
+import { startTracing } from '../services/observability/tracing.ts';
 import { createActivities, restateWebhookHandOff } from './activities.ts';
 import { createJsonLog, startWorkflowsEndpoint, type WorkflowsEndpoint } from './endpoint.ts';
 import { registerDeployment, startHousekeeping, type Registration } from './registration.ts';
@@ -72,6 +73,9 @@ type WorkflowsConfig = Pick<
   | 'payBaseUrl'
   | 'payHost'
   | 'payPort'
+  | 'otlpEndpoint'
+  | 'otlpProtocol'
+  | 'otelServiceName'
 >;
 
 export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOptions = {}): Promise<RunningWorkflows> {
@@ -83,6 +87,7 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
   if (config.restateAdminUrl && !config.restateIngressUrl) {
     throw new Error('RESTATE_INGRESS_URL is required with RESTATE_ADMIN_URL: the housekeeping schedule is started through it.');
   }
+  const tracing = startTracing(config, 'faktura-workflows');
   const poolMax = Math.min(config.dbPoolMax, 5);
   const db = new Db(createSql(config.databaseUrl, { max: poolMax }), poolMax);
   // The business clock reads through a pool of its own, so a step inside a transaction never waits on itself.
@@ -115,6 +120,7 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
       identityKeys: config.restateIdentityKeys,
       ...(opts.logStream ? { logStream: opts.logStream } : {}),
       logLevel: config.logLevel,
+      tracing,
     });
     let registration: Registration | undefined;
     if (config.restateAdminUrl && config.restateIngressUrl) {
@@ -136,6 +142,8 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
         await ownRenderer?.close();
         await db.close();
         await clockSql.end({ timeout: 5 });
+        // The spans of the last steps go out before the process ends.
+        await tracing.shutdown();
       },
     };
   } catch (err) {
@@ -145,6 +153,7 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
     await ownRenderer?.close();
     await db.close();
     await clockSql.end({ timeout: 5 });
+    await tracing.shutdown();
     throw err;
   }
 }

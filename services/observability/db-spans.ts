@@ -16,8 +16,8 @@ export async function inUnitOfWork<T>(kind: 'read' | 'transaction', run: (watch:
     { kind: SpanKind.CLIENT, attributes: { 'db.system': 'postgresql', 'db.system.name': 'postgresql' } },
     async (span) => {
       let statements = 0;
-      const note = (strings: readonly string[]) => {
-        const summary = statementSummary(strings);
+      const note = (strings: readonly string[], values: readonly unknown[]) => {
+        const summary = statementSummary(statementText(strings, values));
         if (statements === 0) {
           span.updateName(kind === 'transaction' ? `transaction ${summary.text}` : summary.text);
           span.setAttribute('db.operation.name', summary.operation);
@@ -46,29 +46,65 @@ function failed(span: Span, err: unknown): void {
   if (typeof code === 'string') span.setAttribute('db.response.status_code', code);
 }
 
-/** The pool or transaction as the use case sees it, noting every tagged-template statement it sends. */
-function watched<Q extends object>(sql: Q, note: (strings: readonly string[]) => void): Q {
+/**
+ * The pool or transaction as the use case sees it, noting each statement it runs. A statement is noted when it is
+ * awaited (postgres.js sends a query then): a sql`…` that is never awaited is a fragment spliced into another one.
+ */
+function watched<Q extends object>(sql: Q, note: (strings: readonly string[], values: readonly unknown[]) => void): Q {
   return new Proxy(sql, {
     apply(target, thisArg, args: unknown[]) {
-      const first = args[0];
-      // sql`…` passes the template's strings; sql(…) with values or identifiers is a fragment helper, not a statement.
-      if (Array.isArray(first) && 'raw' in first) note(first as readonly string[]);
-      return Reflect.apply(target as (...a: unknown[]) => unknown, thisArg, args);
+      const query: unknown = Reflect.apply(target as (...a: unknown[]) => unknown, thisArg, args);
+      const strings = args[0];
+      // sql(…) with values or identifiers is a helper, not a statement.
+      if (!Array.isArray(strings) || !('raw' in strings) || typeof (query as PromiseLike<unknown> | undefined)?.then !== 'function') return query;
+      const then = (query as PromiseLike<unknown>).then;
+      let noted = false;
+      Object.defineProperty(query, 'then', {
+        configurable: true,
+        writable: true,
+        value(this: PromiseLike<unknown>, ...a: Parameters<PromiseLike<unknown>['then']>) {
+          if (!noted) {
+            noted = true;
+            note(strings as readonly string[], args.slice(1));
+          }
+          return then.apply(this, a);
+        },
+      });
+      return query;
     },
   });
 }
 
+// A table name, plain or quoted (sql(identifier) quotes it).
+const TABLE = String.raw`"?([a-z_][\w.]*)"?`;
 const TABLE_AFTER: Record<string, RegExp> = {
-  SELECT: /\bfrom\s+([a-z_][\w.]*)/i,
-  WITH: /\bfrom\s+([a-z_][\w.]*)/i,
-  DELETE: /\bfrom\s+([a-z_][\w.]*)/i,
-  INSERT: /\binto\s+([a-z_][\w.]*)/i,
-  UPDATE: /\bupdate\s+([a-z_][\w.]*)/i,
+  SELECT: new RegExp(String.raw`\bfrom\s+${TABLE}`, 'i'),
+  WITH: new RegExp(String.raw`\bfrom\s+${TABLE}`, 'i'),
+  DELETE: new RegExp(String.raw`\bfrom\s+${TABLE}`, 'i'),
+  INSERT: new RegExp(String.raw`\binto\s+${TABLE}`, 'i'),
+  UPDATE: new RegExp(String.raw`\bupdate\s+${TABLE}`, 'i'),
 };
 
-/** `SELECT invoices` from a statement's literal text: its first keyword and the table it reads or writes. */
-export function statementSummary(strings: readonly string[]): { operation: string; table?: string; text: string } {
-  const text = strings.join(' ');
+/** A fragment built with sql`…` (postgres.js keeps its template's strings and values), spliced into a statement. */
+interface Fragment {
+  strings: readonly string[];
+  args: readonly unknown[];
+}
+const isFragment = (v: unknown): v is Fragment =>
+  typeof v === 'object' && v !== null && Array.isArray((v as Fragment).strings) && Array.isArray((v as Fragment).args);
+
+/** A statement's literal text with its fragments spliced in and every value as `?`: nothing a caller passed. */
+export function statementText(strings: readonly string[], values: readonly unknown[]): string {
+  let text = strings[0] ?? '';
+  for (let i = 1; i < strings.length; i++) {
+    const v = values[i - 1];
+    text += `${isFragment(v) ? statementText(v.strings, v.args) : '?'}${strings[i]}`;
+  }
+  return text;
+}
+
+/** `SELECT invoices` from a statement's text: its first keyword and the table it reads or writes. */
+export function statementSummary(text: string): { operation: string; table?: string; text: string } {
   const operation = (/^\s*\(?\s*([a-z]+)/i.exec(text)?.[1] ?? 'SQL').toUpperCase();
   const table = TABLE_AFTER[operation]?.exec(text)?.[1];
   return { operation, ...(table ? { table } : {}), text: table ? `${operation} ${table}` : operation };

@@ -1,0 +1,185 @@
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { createSmtpMailer } from '../../activities/mail/smtp-mailer.ts';
+import { createRestateMailDispatch } from '../../services/invoices/restate-mail-dispatch.ts';
+import { otlpExportersCreated, startTracing, type ServiceTracing } from '../../services/observability/tracing.ts';
+import { freePort } from '../../deploy/local/ports.ts';
+import { createActivities, registerDeployment, startWorkflowsEndpoint, type WorkflowsEndpoint } from '../../workflows/main.ts';
+import { call, createTestOrg, startTestApp, testDb, testRenderer, type TestApp, type TestOrg } from '../helpers/context.ts';
+import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.ts';
+import { startTestRestate, type TestRestate } from '../helpers/restate.ts';
+import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.ts';
+
+const SERVER = 2;
+const CLIENT = 3;
+
+/** Every span's parent is a span of the same trace, up to one root; the chain of names from `span` to that root. */
+function ancestry(spans: ReceivedSpan[], span: ReceivedSpan): ReceivedSpan[] {
+  const byId = new Map(spans.map((s) => [s.spanId, s]));
+  const chain = [span];
+  for (let at = span; at.parentSpanId !== ''; ) {
+    const parent = byId.get(at.parentSpanId);
+    assert.ok(parent, `the parent ${at.parentSpanId} of ${at.serviceName} "${at.name}" is a span of the trace`);
+    assert.equal(parent.traceId, at.traceId);
+    chain.push(parent);
+    at = parent;
+  }
+  return chain;
+}
+
+/**
+ * Traces end to end: the API (SERVER span per request), its hand-off to Restate's ingress (CLIENT span carrying
+ * `traceparent`), the invocation on the workflows endpoint (the Restate SDK hook's attempt span) and its steps (one
+ * span per `ctx.run`), down to SQL and SMTP, all exported to an OTLP/HTTP receiver on loopback: one in http/json (the
+ * API), one in http/protobuf (the workflows).
+ */
+describe('traces', () => {
+  let receiver: OtlpReceiver;
+  let restate: TestRestate;
+  let smtp: SmtpSink;
+  let endpoint: WorkflowsEndpoint;
+  let apiTracing: ServiceTracing;
+  let workflowsTracing: ServiceTracing;
+  let t: TestApp;
+  let org: TestOrg;
+  const workflowLines: string[] = [];
+
+  before(async () => {
+    receiver = await startOtlpReceiver();
+    smtp = await startSmtpSink();
+    restate = await startTestRestate();
+    apiTracing = startTracing({ otlpEndpoint: receiver.url, otlpProtocol: 'http/json', otelServiceName: undefined }, 'faktura-api');
+    workflowsTracing = startTracing({ otlpEndpoint: receiver.url, otlpProtocol: 'http/protobuf', otelServiceName: undefined }, 'faktura-workflows');
+    const { db, keyring } = testDb();
+    endpoint = await startWorkflowsEndpoint({
+      activities: createActivities(
+        db,
+        { idempotencyRetentionDays: 30, mailFromAddress: 'no-reply@faktura.invalid', publicApiUrl: undefined },
+        { keyring, mailer: createSmtpMailer(smtp.url, () => {}), pdf: testRenderer() },
+      ),
+      host: '127.0.0.1',
+      port: await freePort(),
+      logStream: new Writable({
+        write(chunk, _e, cb) {
+          workflowLines.push(...String(chunk).split('\n').filter(Boolean));
+          cb();
+        },
+      }),
+      tracing: workflowsTracing,
+    });
+    await registerDeployment(restate.adminUrl, endpoint.url);
+    t = await startTestApp({ mailDispatch: createRestateMailDispatch(restate.ingressUrl, db), tracing: apiTracing });
+    org = await createTestOrg({ name: 'Bager Hansen ApS', email: 'regnskab@bager.dk', bankReg: '1234', bankAccount: '0001234567' });
+  });
+
+  after(async () => {
+    await t?.close();
+    await endpoint?.close();
+    await apiTracing?.shutdown();
+    await workflowsTracing?.shutdown();
+    await restate?.stop();
+    await smtp?.close();
+    await receiver?.close();
+  });
+
+  it('one invoice created, issued and sent is one trace: API request → hand-off → Restate invocation → mail step → SMTP', async () => {
+    const customer = (await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: { type: 'company', name: 'Kunde A/S', email: 'ap@kunde.dk' } })).body.data.id;
+    const sentBefore = smtp.received.length;
+    const res = await call(t.app, 'POST', '/v1/invoices?send=true', { key: org.apiKey, body: { customerId: customer, lines: [{ description: 'Rugbrød', quantity: 2, unitPriceOere: 4500 }] } });
+    assert.equal(res.status, 201);
+    const invoiceId = res.body.data.id as string;
+
+    const isMailStep = (s: ReceivedSpan) => s.serviceName === 'faktura-workflows' && s.name === 'run (mail)';
+    const isSmtp = (s: ReceivedSpan) => s.name === 'smtp send';
+    const isAttempt = (s: ReceivedSpan) => s.name === `attempt InvoiceMail/${invoiceId}/deliver`;
+    const spans = await receiver.waitFor((all) => [isMailStep, isSmtp, isAttempt, (s: ReceivedSpan) => s.name === 'POST /v1/invoices'].every((is) => all.some(is)));
+    assert.equal(smtp.received.length, sentBefore + 1);
+
+    const root = spans.find((s) => s.name === 'POST /v1/invoices')!;
+    assert.equal(root.serviceName, 'faktura-api');
+    assert.equal(root.kind, SERVER);
+    assert.equal(root.parentSpanId, '');
+    assert.equal(root.attributes['http.route'], '/v1/invoices');
+    assert.equal(root.attributes['http.response.status_code'], 201);
+    const trace = spans.filter((s) => s.traceId === root.traceId);
+
+    // The invocation's attempt span, from the Restate SDK hook, is in the request's trace.
+    const attempt = trace.find(isAttempt);
+    assert.ok(attempt, `the attempt span is in the trace; it has ${trace.map((s) => `${s.serviceName}:${s.name}`).join(', ')}`);
+    assert.equal(attempt.serviceName, 'faktura-workflows');
+    assert.equal(attempt.attributes['restate.invocation.target'], `InvoiceMail/${invoiceId}/deliver`);
+
+    // The mail step and the SMTP call under it, each linked up to the API's root through its parents.
+    const mail = trace.find(isMailStep);
+    assert.ok(mail, 'the mail step is in the trace');
+    const smtpSpan = trace.find(isSmtp)!;
+    assert.equal(smtpSpan.kind, CLIENT);
+    assert.equal(smtpSpan.attributes['server.address'], '127.0.0.1');
+    const chain = ancestry(trace, smtpSpan).map((s) => `${s.serviceName}:${s.name}`);
+    assert.equal(chain[0], 'faktura-workflows:smtp send');
+    assert.equal(chain[1], 'faktura-workflows:run (mail)');
+    assert.ok(chain.includes(`faktura-workflows:attempt InvoiceMail/${invoiceId}/deliver`), chain.join(' → '));
+    assert.ok(chain.includes('faktura-api:POST InvoiceMail/deliver/send'), chain.join(' → '));
+    assert.equal(chain.at(-1), 'faktura-api:POST /v1/invoices');
+
+    // Every span of the trace hangs from that root, and none carries an address, an amount or an id of a customer.
+    for (const s of trace) assert.equal(ancestry(trace, s).at(-1), root);
+    const attributes = JSON.stringify(trace.map((s) => s.attributes));
+    assert.doesNotMatch(attributes, /ap@kunde\.dk|Rugbrød|4500|Bearer|sk_test_/);
+
+    // SQL: units of work under the request and under the steps, named by statement and table, no values.
+    const sql = trace.filter((s) => s.attributes['db.system'] === 'postgresql');
+    assert.ok(sql.some((s) => s.serviceName === 'faktura-api' && s.name.startsWith('transaction ')), sql.map((s) => s.name).join(', '));
+    assert.ok(sql.some((s) => s.serviceName === 'faktura-workflows'), 'the steps read the database under their spans');
+    for (const s of sql) assert.match(s.name, /^(transaction )?[A-Z]+( [a-z_.]+)?$/);
+
+    // The two exporters spoke the two encodings.
+    assert.ok(receiver.contentTypes.includes('application/json'));
+    assert.ok(receiver.contentTypes.includes('application/x-protobuf'));
+  });
+
+  it('log lines carry the trace id: the request line, and the line of each durable step', async () => {
+    const before = receiver.spans.length;
+    const res = await call(t.app, 'GET', '/v1/customers?limit=1', { key: org.apiKey });
+    assert.equal(res.status, 200);
+    const spans = await receiver.waitFor((all) => all.slice(before).some((s) => s.name === 'GET /v1/customers'));
+    const span = spans.slice(before).find((s) => s.name === 'GET /v1/customers')!;
+    const line = t
+      .logs()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { msg: string; trace_id?: string; span_id?: string; req?: { url: string } })
+      .find((l) => l.msg === 'request completed' && l.trace_id === span.traceId);
+    assert.ok(line, 'the request line carries the trace id of its span');
+    assert.equal(line.span_id, span.spanId);
+
+    const mailSpan = receiver.spans.find((s) => s.name === 'run (mail)')!;
+    const step = workflowLines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'step completed' && l.step === 'mail');
+    assert.ok(step, 'the mail step wrote its line');
+    assert.equal(step.trace_id, mailSpan.traceId);
+    assert.equal(step.span_id, mailSpan.spanId);
+  });
+});
+
+describe('traces switched off', () => {
+  it('without OTEL_EXPORTER_OTLP_ENDPOINT nothing is set up, nothing is exported and no log line carries a trace id', async () => {
+    const receiver = await startOtlpReceiver();
+    const exporters = otlpExportersCreated();
+    const tracing = startTracing({ otlpEndpoint: undefined, otlpProtocol: 'http/protobuf', otelServiceName: undefined }, 'faktura-api');
+    assert.equal(tracing.enabled, false);
+    const t = await startTestApp({ tracing });
+    try {
+      const org = await createTestOrg();
+      // A caller's trace context is not continued either: there is nothing to continue it with.
+      const res = await call(t.app, 'GET', '/v1/customers?limit=1', { key: org.apiKey, headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } });
+      assert.equal(res.status, 200);
+      await tracing.shutdown();
+      assert.equal(otlpExportersCreated(), exporters, 'no exporter was created');
+      assert.deepEqual(receiver.spans, []);
+      assert.doesNotMatch(t.logs(), /trace_id|span_id/);
+    } finally {
+      await t.close();
+      await receiver.close();
+    }
+  });
+});
