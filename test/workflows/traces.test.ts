@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import { createSmtpMailer } from '../../activities/mail/smtp-mailer.ts';
 import { createRestateMailDispatch } from '../../services/invoices/restate-mail-dispatch.ts';
 import { otlpExportersCreated, startTracing, type ServiceTracing } from '../../services/observability/tracing.ts';
+import { startOtlpGrpcRelay, type OtlpGrpcRelay } from '../../deploy/local/otlp-grpc-relay.ts';
 import { freePort } from '../../deploy/local/ports.ts';
 import { createActivities, registerDeployment, startWorkflowsEndpoint, type WorkflowsEndpoint } from '../../workflows/main.ts';
 import { call, createTestOrg, startTestApp, testDb, testRenderer, type TestApp, type TestOrg } from '../helpers/context.ts';
@@ -36,6 +37,7 @@ function ancestry(spans: ReceivedSpan[], span: ReceivedSpan): ReceivedSpan[] {
 describe('traces', () => {
   let receiver: OtlpReceiver;
   let restate: TestRestate;
+  let relay: OtlpGrpcRelay;
   let smtp: SmtpSink;
   let endpoint: WorkflowsEndpoint;
   let apiTracing: ServiceTracing;
@@ -47,7 +49,9 @@ describe('traces', () => {
   before(async () => {
     receiver = await startOtlpReceiver();
     smtp = await startSmtpSink();
-    restate = await startTestRestate();
+    // restate-server's own spans, over OTLP/gRPC to the relay npm start runs, and from there to the same receiver.
+    relay = await startOtlpGrpcRelay(receiver.url);
+    restate = await startTestRestate({ RESTATE_TRACING_ENDPOINT: relay.url, OTEL_BSP_SCHEDULE_DELAY: '200' });
     apiTracing = startTracing({ otlpEndpoint: receiver.url, otlpProtocol: 'http/json', otelServiceName: undefined }, 'faktura-api');
     workflowsTracing = startTracing({ otlpEndpoint: receiver.url, otlpProtocol: 'http/protobuf', otelServiceName: undefined }, 'faktura-workflows');
     const { db, keyring } = testDb();
@@ -78,6 +82,7 @@ describe('traces', () => {
     await apiTracing?.shutdown();
     await workflowsTracing?.shutdown();
     await restate?.stop();
+    await relay?.close();
     await smtp?.close();
     await receiver?.close();
   });
@@ -92,7 +97,11 @@ describe('traces', () => {
     const isMailStep = (s: ReceivedSpan) => s.serviceName === 'faktura-workflows' && s.name === 'run (mail)';
     const isSmtp = (s: ReceivedSpan) => s.name === 'smtp send';
     const isAttempt = (s: ReceivedSpan) => s.name === `attempt InvoiceMail/${invoiceId}/deliver`;
-    const spans = await receiver.waitFor((all) => [isMailStep, isSmtp, isAttempt, (s: ReceivedSpan) => s.name === 'POST /v1/invoices'].every((is) => all.some(is)));
+    // restate-server's spans come in batches of their own: the attempt's parent is one of them.
+    const hasParentOfAttempt = (all: ReceivedSpan[]) => all.some((p) => all.some((a) => isAttempt(a) && a.parentSpanId === p.spanId));
+    const spans = await receiver.waitFor(
+      (all) => [isMailStep, isSmtp, isAttempt, (s: ReceivedSpan) => s.name === 'POST /v1/invoices'].every((is) => all.some(is)) && hasParentOfAttempt(all),
+    );
     assert.equal(smtp.received.length, sentBefore + 1);
 
     const root = spans.find((s) => s.name === 'POST /v1/invoices')!;
@@ -118,9 +127,16 @@ describe('traces', () => {
     const chain = ancestry(trace, smtpSpan).map((s) => `${s.serviceName}:${s.name}`);
     assert.equal(chain[0], 'faktura-workflows:smtp send');
     assert.equal(chain[1], 'faktura-workflows:run (mail)');
-    assert.ok(chain.includes(`faktura-workflows:attempt InvoiceMail/${invoiceId}/deliver`), chain.join(' → '));
-    assert.ok(chain.includes('faktura-api:POST InvoiceMail/deliver/send'), chain.join(' → '));
-    assert.equal(chain.at(-1), 'faktura-api:POST /v1/invoices');
+    assert.deepEqual(chain.slice(2), [
+      `faktura-workflows:attempt InvoiceMail/${invoiceId}/deliver`,
+      // restate-server's own spans (service.name "Restate"), relayed from OTLP/gRPC.
+      'Restate:invocation-attempt InvoiceMail/{key}/deliver',
+      'Restate:invocation-start InvoiceMail/{key}/deliver',
+      'Restate:ingress InvoiceMail/{key}/deliver',
+      'faktura-api:POST InvoiceMail/deliver/send',
+      'faktura-api:POST /v1/invoices',
+    ]);
+    assert.deepEqual(relay.stats().failed, 0);
 
     // Every span of the trace hangs from that root, and none carries an address, an amount or an id of a customer.
     for (const s of trace) assert.equal(ancestry(trace, s).at(-1), root);
@@ -133,7 +149,7 @@ describe('traces', () => {
     assert.ok(sql.some((s) => s.serviceName === 'faktura-workflows'), 'the steps read the database under their spans');
     for (const s of sql) assert.match(s.name, /^(transaction )?[A-Z]+( [a-z_.]+)?$/);
 
-    // The two exporters spoke the two encodings.
+    // The two exporters spoke the two encodings (and the relay protobuf).
     assert.ok(receiver.contentTypes.includes('application/json'));
     assert.ok(receiver.contentTypes.includes('application/x-protobuf'));
   });
