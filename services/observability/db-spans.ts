@@ -57,6 +57,8 @@ function watched<Q extends object>(sql: Q, note: (strings: readonly string[], va
       const strings = args[0];
       // sql(…) with values or identifiers is a helper, not a statement.
       if (!Array.isArray(strings) || !('raw' in strings) || typeof (query as PromiseLike<unknown> | undefined)?.then !== 'function') return query;
+      // Called with the query as `this` below, as postgres.js's own then expects.
+      // eslint-disable-next-line @typescript-eslint/unbound-method
       const then = (query as PromiseLike<unknown>).then;
       let noted = false;
       Object.defineProperty(query, 'then', {
