@@ -28,117 +28,141 @@ function ancestry(spans: ReceivedSpan[], span: ReceivedSpan): ReceivedSpan[] {
   return chain;
 }
 
+interface Stack {
+  receiver: OtlpReceiver;
+  relay: OtlpGrpcRelay | undefined;
+  restate: TestRestate;
+  smtp: SmtpSink;
+  endpoint: WorkflowsEndpoint;
+  apiTracing: ServiceTracing;
+  workflowsTracing: ServiceTracing;
+  t: TestApp;
+  org: TestOrg;
+  workflowLines: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * The API on the run's database, a restate-server of its own, the workflows endpoint and an SMTP sink, the API
+ * exporting in http/json and the workflows in http/protobuf to one receiver. With `restateTracing`, restate-server
+ * exports its own spans over OTLP/gRPC to the relay `npm start` runs, and from there to the same receiver.
+ */
+async function startStack(restateTracing: boolean): Promise<Stack> {
+  const receiver = await startOtlpReceiver();
+  const smtp = await startSmtpSink();
+  const relay = restateTracing ? await startOtlpGrpcRelay(receiver.url) : undefined;
+  // restate-server's exporter sends every 5 s by default; the test waits less.
+  const restate = await startTestRestate(relay ? { RESTATE_TRACING_ENDPOINT: relay.url, OTEL_BSP_SCHEDULE_DELAY: '200' } : {});
+  const apiTracing = startTracing({ otlpEndpoint: receiver.url, otlpProtocol: 'http/json', otelServiceName: undefined }, 'faktura-api');
+  const workflowsTracing = startTracing({ otlpEndpoint: receiver.url, otlpProtocol: 'http/protobuf', otelServiceName: undefined }, 'faktura-workflows');
+  const workflowLines: string[] = [];
+  const { db, keyring } = testDb();
+  const endpoint = await startWorkflowsEndpoint({
+    activities: createActivities(
+      db,
+      { idempotencyRetentionDays: 30, mailFromAddress: 'no-reply@faktura.invalid', publicApiUrl: undefined },
+      { keyring, mailer: createSmtpMailer(smtp.url, () => {}), pdf: testRenderer() },
+    ),
+    host: '127.0.0.1',
+    port: await freePort(),
+    logStream: new Writable({
+      write(chunk, _e, cb) {
+        workflowLines.push(...String(chunk).split('\n').filter(Boolean));
+        cb();
+      },
+    }),
+    tracing: workflowsTracing,
+  });
+  await registerDeployment(restate.adminUrl, endpoint.url);
+  const t = await startTestApp({ mailDispatch: createRestateMailDispatch(restate.ingressUrl, db), tracing: apiTracing });
+  const org = await createTestOrg({ name: 'Bager Hansen ApS', email: 'regnskab@bager.dk', bankReg: '1234', bankAccount: '0001234567' });
+  return {
+    receiver, relay, restate, smtp, endpoint, apiTracing, workflowsTracing, t, org, workflowLines,
+    async close() {
+      await t.close();
+      await endpoint.close();
+      await apiTracing.shutdown();
+      await workflowsTracing.shutdown();
+      await restate.stop();
+      await relay?.close();
+      await smtp.close();
+      await receiver.close();
+    },
+  };
+}
+
+/** Creates, issues and sends one invoice with one call; the spans of its trace once the mail step's and its attempt's are in. */
+async function sendOneInvoice(stack: Stack, waitAlsoFor: (all: ReceivedSpan[], invoiceId: string) => boolean = () => true) {
+  const { t, org, smtp, receiver } = stack;
+  const customer = (await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: { type: 'company', name: 'Kunde A/S', email: 'ap@kunde.dk' } })).body.data.id;
+  const sentBefore = smtp.received.length;
+  const res = await call(t.app, 'POST', '/v1/invoices?send=true', { key: org.apiKey, body: { customerId: customer, lines: [{ description: 'Rugbrød', quantity: 2, unitPriceOere: 4500 }] } });
+  assert.equal(res.status, 201);
+  const invoiceId = res.body.data.id as string;
+  const names = ['run (mail)', 'smtp send', `attempt InvoiceMail/${invoiceId}/deliver`];
+  const all = await receiver.waitFor((spans) => {
+    const root = spans.find((s) => s.name === 'POST /v1/invoices' && s.attributes['http.response.status_code'] === 201 && spans.some((a) => a.name === names[2] && a.traceId === s.traceId));
+    return !!root && names.every((n) => spans.some((s) => s.name === n && s.traceId === root.traceId)) && waitAlsoFor(spans, invoiceId);
+  });
+  assert.equal(smtp.received.length, sentBefore + 1);
+  const attempt = all.find((s) => s.name === names[2])!;
+  const trace = all.filter((s) => s.traceId === attempt.traceId);
+  const root = trace.find((s) => s.name === 'POST /v1/invoices');
+  assert.ok(root, `the attempt's trace has the API request; it has ${trace.map((s) => `${s.serviceName}:${s.name}`).join(', ')}`);
+  return { invoiceId, trace, root, attempt };
+}
+
 /**
  * Traces end to end: the API (SERVER span per request), its hand-off to Restate's ingress (CLIENT span carrying
- * `traceparent`), the invocation on the workflows endpoint (the Restate SDK hook's attempt span) and its steps (one
- * span per `ctx.run`), down to SQL and SMTP, all exported to an OTLP/HTTP receiver on loopback: one in http/json (the
- * API), one in http/protobuf (the workflows).
+ * `traceparent`), restate-server's own spans, the invocation on the workflows endpoint (the Restate SDK hook's attempt
+ * span) and its steps (one span per `ctx.run`), down to SQL and SMTP, all exported to an OTLP/HTTP receiver on
+ * loopback.
  */
-describe('traces', () => {
-  let receiver: OtlpReceiver;
-  let restate: TestRestate;
-  let relay: OtlpGrpcRelay;
-  let smtp: SmtpSink;
-  let endpoint: WorkflowsEndpoint;
-  let apiTracing: ServiceTracing;
-  let workflowsTracing: ServiceTracing;
-  let t: TestApp;
-  let org: TestOrg;
-  const workflowLines: string[] = [];
-
+describe('traces', function () {
+  // A restate-server, Chromium's first PDF and the exporters' batches (restate-server's every 200 ms here).
+  this.timeout(60_000);
+  let stack: Stack;
   before(async () => {
-    receiver = await startOtlpReceiver();
-    smtp = await startSmtpSink();
-    // restate-server's own spans, over OTLP/gRPC to the relay npm start runs, and from there to the same receiver.
-    relay = await startOtlpGrpcRelay(receiver.url);
-    restate = await startTestRestate({ RESTATE_TRACING_ENDPOINT: relay.url, OTEL_BSP_SCHEDULE_DELAY: '200' });
-    apiTracing = startTracing({ otlpEndpoint: receiver.url, otlpProtocol: 'http/json', otelServiceName: undefined }, 'faktura-api');
-    workflowsTracing = startTracing({ otlpEndpoint: receiver.url, otlpProtocol: 'http/protobuf', otelServiceName: undefined }, 'faktura-workflows');
-    const { db, keyring } = testDb();
-    endpoint = await startWorkflowsEndpoint({
-      activities: createActivities(
-        db,
-        { idempotencyRetentionDays: 30, mailFromAddress: 'no-reply@faktura.invalid', publicApiUrl: undefined },
-        { keyring, mailer: createSmtpMailer(smtp.url, () => {}), pdf: testRenderer() },
-      ),
-      host: '127.0.0.1',
-      port: await freePort(),
-      logStream: new Writable({
-        write(chunk, _e, cb) {
-          workflowLines.push(...String(chunk).split('\n').filter(Boolean));
-          cb();
-        },
-      }),
-      tracing: workflowsTracing,
-    });
-    await registerDeployment(restate.adminUrl, endpoint.url);
-    t = await startTestApp({ mailDispatch: createRestateMailDispatch(restate.ingressUrl, db), tracing: apiTracing });
-    org = await createTestOrg({ name: 'Bager Hansen ApS', email: 'regnskab@bager.dk', bankReg: '1234', bankAccount: '0001234567' });
+    stack = await startStack(true);
   });
-
   after(async () => {
-    await t?.close();
-    await endpoint?.close();
-    await apiTracing?.shutdown();
-    await workflowsTracing?.shutdown();
-    await restate?.stop();
-    await relay?.close();
-    await smtp?.close();
-    await receiver?.close();
+    await stack?.close();
   });
 
-  it('one invoice created, issued and sent is one trace: API request → hand-off → Restate invocation → mail step → SMTP', async () => {
-    const customer = (await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: { type: 'company', name: 'Kunde A/S', email: 'ap@kunde.dk' } })).body.data.id;
-    const sentBefore = smtp.received.length;
-    const res = await call(t.app, 'POST', '/v1/invoices?send=true', { key: org.apiKey, body: { customerId: customer, lines: [{ description: 'Rugbrød', quantity: 2, unitPriceOere: 4500 }] } });
-    assert.equal(res.status, 201);
-    const invoiceId = res.body.data.id as string;
-
-    const isMailStep = (s: ReceivedSpan) => s.serviceName === 'faktura-workflows' && s.name === 'run (mail)';
-    const isSmtp = (s: ReceivedSpan) => s.name === 'smtp send';
-    const isAttempt = (s: ReceivedSpan) => s.name === `attempt InvoiceMail/${invoiceId}/deliver`;
+  it('one invoice created, issued and sent is one trace: API request → hand-off → Restate → invocation → mail step → SMTP', async () => {
+    const { receiver, relay } = stack;
     // restate-server's spans come in batches of their own: the attempt's parent is one of them.
-    const hasParentOfAttempt = (all: ReceivedSpan[]) => all.some((p) => all.some((a) => isAttempt(a) && a.parentSpanId === p.spanId));
-    const spans = await receiver.waitFor(
-      (all) => [isMailStep, isSmtp, isAttempt, (s: ReceivedSpan) => s.name === 'POST /v1/invoices'].every((is) => all.some(is)) && hasParentOfAttempt(all),
+    const { invoiceId, trace, root, attempt } = await sendOneInvoice(stack, (all, id) =>
+      all.some((p) => all.some((a) => a.name === `attempt InvoiceMail/${id}/deliver` && a.parentSpanId === p.spanId)),
     );
-    assert.equal(smtp.received.length, sentBefore + 1);
-
-    const root = spans.find((s) => s.name === 'POST /v1/invoices')!;
     assert.equal(root.serviceName, 'faktura-api');
     assert.equal(root.kind, SERVER);
     assert.equal(root.parentSpanId, '');
     assert.equal(root.attributes['http.route'], '/v1/invoices');
-    assert.equal(root.attributes['http.response.status_code'], 201);
-    const trace = spans.filter((s) => s.traceId === root.traceId);
-
-    // The invocation's attempt span, from the Restate SDK hook, is in the request's trace.
-    const attempt = trace.find(isAttempt);
-    assert.ok(attempt, `the attempt span is in the trace; it has ${trace.map((s) => `${s.serviceName}:${s.name}`).join(', ')}`);
     assert.equal(attempt.serviceName, 'faktura-workflows');
     assert.equal(attempt.attributes['restate.invocation.target'], `InvoiceMail/${invoiceId}/deliver`);
 
-    // The mail step and the SMTP call under it, each linked up to the API's root through its parents.
-    const mail = trace.find(isMailStep);
-    assert.ok(mail, 'the mail step is in the trace');
-    const smtpSpan = trace.find(isSmtp)!;
+    // The SMTP call under the mail step, linked up to the API's root through its parents.
+    const smtpSpan = trace.find((s) => s.name === 'smtp send')!;
     assert.equal(smtpSpan.kind, CLIENT);
     assert.equal(smtpSpan.attributes['server.address'], '127.0.0.1');
-    const chain = ancestry(trace, smtpSpan).map((s) => `${s.serviceName}:${s.name}`);
-    assert.equal(chain[0], 'faktura-workflows:smtp send');
-    assert.equal(chain[1], 'faktura-workflows:run (mail)');
-    assert.deepEqual(chain.slice(2), [
-      `faktura-workflows:attempt InvoiceMail/${invoiceId}/deliver`,
-      // restate-server's own spans (service.name "Restate"), relayed from OTLP/gRPC.
-      'Restate:invocation-attempt InvoiceMail/{key}/deliver',
-      'Restate:invocation-start InvoiceMail/{key}/deliver',
-      'Restate:ingress InvoiceMail/{key}/deliver',
-      'faktura-api:POST InvoiceMail/deliver/send',
-      'faktura-api:POST /v1/invoices',
-    ]);
-    assert.deepEqual(relay.stats().failed, 0);
+    assert.deepEqual(
+      ancestry(trace, smtpSpan).map((s) => `${s.serviceName}:${s.name}`),
+      [
+        'faktura-workflows:smtp send',
+        'faktura-workflows:run (mail)',
+        `faktura-workflows:attempt InvoiceMail/${invoiceId}/deliver`,
+        // restate-server's own spans (service.name "Restate"), relayed from OTLP/gRPC.
+        'Restate:invocation-attempt InvoiceMail/{key}/deliver',
+        'Restate:invocation-start InvoiceMail/{key}/deliver',
+        'Restate:ingress InvoiceMail/{key}/deliver',
+        'faktura-api:POST InvoiceMail/deliver/send',
+        'faktura-api:POST /v1/invoices',
+      ],
+    );
+    assert.equal(relay!.stats().failed, 0);
 
-    // Every span of the trace hangs from that root, and none carries an address, an amount or an id of a customer.
+    // Every span of the trace hangs from that root, and none carries an address, an amount or a key.
     for (const s of trace) assert.equal(ancestry(trace, s).at(-1), root);
     const attributes = JSON.stringify(trace.map((s) => s.attributes));
     assert.doesNotMatch(attributes, /ap@kunde\.dk|Rugbrød|4500|Bearer|sk_test_/);
@@ -146,7 +170,7 @@ describe('traces', () => {
     // SQL: units of work under the request and under the steps, named by statement and table, no values.
     const sql = trace.filter((s) => s.attributes['db.system'] === 'postgresql');
     assert.ok(sql.some((s) => s.serviceName === 'faktura-api' && s.name.startsWith('transaction ')), sql.map((s) => s.name).join(', '));
-    assert.ok(sql.some((s) => s.serviceName === 'faktura-workflows'), 'the steps read the database under their spans');
+    assert.ok(sql.some((s) => s.serviceName === 'faktura-workflows' && s.name === 'SELECT invoice_sends'), sql.map((s) => s.name).join(', '));
     for (const s of sql) assert.match(s.name, /^(transaction )?[A-Z]+( [a-z_.]+)?$/);
 
     // The two exporters spoke the two encodings (and the relay protobuf).
@@ -155,6 +179,7 @@ describe('traces', () => {
   });
 
   it('log lines carry the trace id: the request line, and the line of each durable step', async () => {
+    const { receiver, t, org, workflowLines } = stack;
     const before = receiver.spans.length;
     const res = await call(t.app, 'GET', '/v1/customers?limit=1', { key: org.apiKey });
     assert.equal(res.status, 200);
@@ -174,6 +199,31 @@ describe('traces', () => {
     assert.ok(step, 'the mail step wrote its line');
     assert.equal(step.trace_id, mailSpan.traceId);
     assert.equal(step.span_id, mailSpan.spanId);
+  });
+});
+
+describe('traces through a Restate without tracing', function () {
+  this.timeout(60_000);
+  let stack: Stack;
+  before(async () => {
+    stack = await startStack(false);
+  });
+  after(async () => {
+    await stack?.close();
+  });
+
+  it('the attempt hangs under the hand-off: the caller\'s traceparent is taken from the invocation\'s headers', async () => {
+    const { invoiceId, trace } = await sendOneInvoice(stack);
+    assert.deepEqual(
+      ancestry(trace, trace.find((s) => s.name === 'smtp send')!).map((s) => `${s.serviceName}:${s.name}`),
+      [
+        'faktura-workflows:smtp send',
+        'faktura-workflows:run (mail)',
+        `faktura-workflows:attempt InvoiceMail/${invoiceId}/deliver`,
+        'faktura-api:POST InvoiceMail/deliver/send',
+        'faktura-api:POST /v1/invoices',
+      ],
+    );
   });
 });
 
