@@ -7,6 +7,7 @@ import { startOtlpGrpcRelay, type OtlpGrpcRelay } from '../../deploy/local/otlp-
 import { freePort } from '../../deploy/local/ports.ts';
 import { createActivities, registerDeployment, startWorkflowsEndpoint, type WorkflowsEndpoint } from '../../workflows/main.ts';
 import { call, createTestOrg, startTestApp, testDb, testRenderer, type TestApp, type TestOrg } from '../helpers/context.ts';
+import { startTestPay } from '../helpers/pay.ts';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.ts';
 import { startTestRestate, type TestRestate } from '../helpers/restate.ts';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.ts';
@@ -199,6 +200,35 @@ describe('traces', function () {
     assert.ok(step, 'the mail step wrote its line');
     assert.equal(step.trace_id, mailSpan.traceId);
     assert.equal(step.span_id, mailSpan.spanId);
+  });
+});
+
+describe('traces of the pay page', () => {
+  it('a SERVER span per request named by its route, continuing the caller\'s trace, with its SQL under it', async () => {
+    const receiver = await startOtlpReceiver();
+    const tracing = startTracing({ otlpEndpoint: receiver.url, otlpProtocol: 'http/protobuf', otelServiceName: undefined }, 'faktura-pay');
+    const pay = await startTestPay({ tracing });
+    try {
+      const caller = { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331' };
+      const res = await pay.app.inject({ method: 'GET', url: '/p/no-such-reference', headers: { traceparent: `00-${caller.traceId}-${caller.spanId}-01` } });
+      assert.equal(res.statusCode, 404);
+      const spans = await receiver.waitFor((all) => all.some((s) => s.name === 'GET /p/:reference'));
+      const span = spans.find((s) => s.name === 'GET /p/:reference')!;
+      assert.deepEqual(
+        { service: span.serviceName, kind: span.kind, traceId: span.traceId, parent: span.parentSpanId, route: span.attributes['http.route'], status: span.attributes['http.response.status_code'] },
+        { service: 'faktura-pay', kind: SERVER, traceId: caller.traceId, parent: caller.spanId, route: '/p/:reference', status: 404 },
+      );
+      // A 4xx is the client's: the span is not an error.
+      assert.notEqual(span.statusCode, 2);
+      assert.ok(spans.some((s) => s.parentSpanId === span.spanId && s.attributes['db.system'] === 'postgresql'), 'the look-up is a child span');
+      assert.doesNotMatch(JSON.stringify(spans), /no-such-reference/);
+      const line = pay.logs().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { msg: string; trace_id?: string }).find((l) => l.trace_id === caller.traceId);
+      assert.ok(line, 'the request line carries the trace id');
+    } finally {
+      await pay.close();
+      await tracing.shutdown();
+      await receiver.close();
+    }
   });
 });
 
