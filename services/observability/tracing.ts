@@ -16,6 +16,7 @@ import { OTLPTraceExporter as OtlpProtobufExporter } from '@opentelemetry/export
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { AlwaysOnSampler, BatchSpanProcessor, NodeTracerProvider, ParentBasedSampler, type ReadableSpan } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import { hostname } from 'node:os';
 import type { Config } from '../shared/config.ts';
 
 export type TracedService = 'faktura-api' | 'faktura-pay' | 'faktura-workflows';
@@ -64,7 +65,8 @@ export function startTracing(config: TracingConfig, service: TracedService): Ser
     const exporter = config.otlpProtocol === 'http/json' ? new OtlpJsonExporter({ url }) : new OtlpProtobufExporter({ url });
     exportersCreated++;
     const provider = new NodeTracerProvider({
-      resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: serviceName }),
+      // The instance tells replicas apart (start:cluster runs two of each): host and process.
+      resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: serviceName, 'service.instance.id': `${hostname()}:${process.pid}` }),
       // Every trace is kept (a caller's sampling decision is followed): the volume is one trace per API request and
       // per durable invocation, and a collector samples further if it must.
       sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }),
