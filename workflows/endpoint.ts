@@ -47,6 +47,7 @@ function sdkLogger(stream: NodeJS.WritableStream, minLevel: string): restate.Log
         time: Date.now(),
         name: 'workflows',
         msg: text,
+        ...traceFields(),
         ...(ctx ? { invocationId: ctx.invocationId, target: ctx.invocationTarget } : {}),
       })}\n`,
     );
