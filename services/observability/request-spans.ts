@@ -8,11 +8,17 @@ const CONTEXT = Symbol('request trace context');
 type TracedRequest = FastifyRequest & { [SPAN]?: Span; [CONTEXT]?: Context };
 
 /**
+ * Health probes are not traced: the proxies and the orchestrator ask every second or few, which would bury the
+ * requests in traces of their own.
+ */
+const UNTRACED_ROUTES = new Set(['/healthz', '/readyz']);
+
+/**
  * A SERVER span per request, named `METHOD route-template` (never the path itself, which carries ids), continuing a
  * caller's `traceparent`. It is the active span while the request's hooks and handler run, so the use case's units
  * of work and its hand-offs to the engine become its children, and the request's log lines (the one written at its
  * end too) carry its `trace_id` and `span_id`. A 5xx answer marks it as an error. Registered first, before every
- * other hook; not at all when tracing is off.
+ * other hook; not at all when tracing is off. Health probes are left out.
  */
 export function traceRequests(app: FastifyInstance, tracing: ServiceTracing): void {
   if (!tracing.enabled) return;
@@ -20,6 +26,7 @@ export function traceRequests(app: FastifyInstance, tracing: ServiceTracing): vo
   app.addHook('onRequest', (req: TracedRequest, reply, done) => {
     const parent = propagation.extract(ROOT_CONTEXT, req.headers);
     const route = req.is404 ? undefined : req.routeOptions.url;
+    if (route !== undefined && UNTRACED_ROUTES.has(route)) return done();
     const span = tracer.startSpan(
       route ? `${req.method} ${route}` : req.method,
       {

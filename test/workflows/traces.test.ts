@@ -209,6 +209,7 @@ describe('traces of the pay page', () => {
     const tracing = startTracing({ otlpEndpoint: receiver.url, otlpProtocol: 'http/protobuf', otelServiceName: undefined }, 'faktura-pay');
     const pay = await startTestPay({ tracing });
     try {
+      assert.equal((await pay.app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200);
       const caller = { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331' };
       const res = await pay.app.inject({ method: 'GET', url: '/p/no-such-reference', headers: { traceparent: `00-${caller.traceId}-${caller.spanId}-01` } });
       assert.equal(res.statusCode, 404);
@@ -224,6 +225,9 @@ describe('traces of the pay page', () => {
       assert.doesNotMatch(JSON.stringify(spans), /no-such-reference/);
       const line = pay.logs().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { msg: string; trace_id?: string }).find((l) => l.trace_id === caller.traceId);
       assert.ok(line, 'the request line carries the trace id');
+      // Everything is flushed at the stop: the health probe made no span.
+      await tracing.shutdown();
+      assert.deepEqual(receiver.spans.filter((s) => s.name.includes('healthz')), []);
     } finally {
       await pay.close();
       await tracing.shutdown();
