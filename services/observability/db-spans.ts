@@ -81,7 +81,6 @@ function watched<Q extends object>(sql: Q, note: (strings: readonly string[], va
 const TABLE = String.raw`"?([a-z_][\w.]*)"?`;
 const TABLE_AFTER: Record<string, RegExp> = {
   SELECT: new RegExp(String.raw`\bfrom\s+${TABLE}`, 'i'),
-  WITH: new RegExp(String.raw`\bfrom\s+${TABLE}`, 'i'),
   DELETE: new RegExp(String.raw`\bfrom\s+${TABLE}`, 'i'),
   INSERT: new RegExp(String.raw`\binto\s+${TABLE}`, 'i'),
   UPDATE: new RegExp(String.raw`\bupdate\s+${TABLE}`, 'i'),
@@ -105,9 +104,20 @@ export function statementText(strings: readonly string[], values: readonly unkno
   return text;
 }
 
-/** `SELECT invoices` from a statement's text: its first keyword and the table it reads or writes. */
+// The write a WITH statement does (its FROMs name its own sub-queries as often as tables).
+const WRITE_IN_WITH = new RegExp(String.raw`\b(update|insert\s+into|delete\s+from)\s+${TABLE}`, 'i');
+
+/**
+ * `SELECT invoices` from a statement's text: its first keyword and the table it reads or writes. A WITH statement
+ * is named by the write it does (`UPDATE wake_index`), else just `WITH`.
+ */
 export function statementSummary(text: string): { operation: string; table?: string; text: string } {
-  const operation = (/^\s*\(?\s*([a-z]+)/i.exec(text)?.[1] ?? 'SQL').toUpperCase();
-  const table = TABLE_AFTER[operation]?.exec(text)?.[1];
+  let operation = (/^\s*\(?\s*([a-z]+)/i.exec(text)?.[1] ?? 'SQL').toUpperCase();
+  let table = TABLE_AFTER[operation]?.exec(text)?.[1];
+  const write = operation === 'WITH' ? WRITE_IN_WITH.exec(text) : null;
+  if (write) {
+    operation = write[1]!.split(/\s+/)[0]!.toUpperCase();
+    table = write[2];
+  }
   return { operation, ...(table ? { table } : {}), text: table ? `${operation} ${table}` : operation };
 }

@@ -32,6 +32,8 @@ describe('SQL span names', () => {
     ['a delete', template(['DELETE FROM idempotency_keys WHERE created_at < ', ''], '2026-01-01'), 'DELETE idempotency_keys'],
     ['a statement that starts with a fragment', template(['', ' FROM customers'], { strings: ['SELECT count(*)'], args: [] }), 'SELECT customers'],
     ['a function call', template(['SELECT pg_try_advisory_xact_lock(', ')'], 42), 'SELECT'],
+    ['a WITH that writes', template(['WITH next AS (SELECT id FROM wake_index LIMIT ', ') UPDATE wake_index w SET claimed_at = now() FROM next WHERE w.id = next.id'], 8), 'UPDATE wake_index'],
+    ['a WITH that reads', template(['WITH next AS (SELECT 1) SELECT * FROM next']), 'WITH'],
   ];
   for (const [what, { strings, values }, name] of cases) {
     it(`${what}: ${name}`, () => assert.equal(statementSummary(statementText(strings, values)).text, name));
