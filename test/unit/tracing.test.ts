@@ -50,7 +50,7 @@ describe('restate-server tracing', () => {
 
   it('a cluster node exports to the relay only when tracing is on', () => {
     assert.doesNotMatch(restateNodeConfig(nodes[0]!, nodes), /tracing/);
-    assert.match(restateNodeConfig(nodes[0]!, nodes, { tracingEndpoint: 'http://127.0.0.1:4317' }), /^tracing-endpoint = "http:\/\/127\.0\.0\.1:4317"$/m);
+    assert.match(restateNodeConfig(nodes[0]!, nodes, undefined, { tracingEndpoint: 'http://127.0.0.1:4317' }), /^tracing-endpoint = "http:\/\/127\.0\.0\.1:4317"$/m);
   });
 
   it('the relay unframes gRPC messages, gzip-compressed ones too, and refuses a truncated frame', () => {
