@@ -5,10 +5,14 @@
 import * as http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import * as restate from '@restatedev/restate-sdk';
+import { traceFields, type ServiceTracing } from '../services/observability/tracing.ts';
+import { stepLogHook } from './shared/step-log.ts';
+import { invocationTraceHook } from './shared/trace-hook.ts';
 import { createServices, type Activities } from './index.ts';
 
 // ---------------------------------------------------------------------------------------------------------------
-// Logging: JSON lines with pino's numeric levels, like the API's, so one tool reads both.
+// Logging: JSON lines with pino's numeric levels, like the API's, so one tool reads both. A line written under a
+// traced invocation or step carries its trace_id and span_id.
 
 const LEVELS: Record<string, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 };
 
@@ -19,7 +23,7 @@ export function createJsonLog(stream: NodeJS.WritableStream, minLevel: string, n
   return (level, msg, fields = {}) => {
     const n = LEVELS[level]!;
     if (n < min) return;
-    stream.write(`${JSON.stringify({ level: n, time: Date.now(), name, msg, ...fields })}\n`);
+    stream.write(`${JSON.stringify({ level: n, time: Date.now(), name, msg, ...traceFields(), ...fields })}\n`);
   };
 }
 
@@ -43,6 +47,7 @@ function sdkLogger(stream: NodeJS.WritableStream, minLevel: string): restate.Log
         time: Date.now(),
         name: 'workflows',
         msg: text,
+        ...traceFields(),
         ...(ctx ? { invocationId: ctx.invocationId, target: ctx.invocationTarget } : {}),
       })}\n`,
     );
@@ -73,6 +78,8 @@ export interface EndpointOptions {
    * 401). Empty or unset: every request is served, and the SDK warns so at start.
    */
   identityKeys?: readonly string[];
+  /** Spans per invocation attempt and per step, joined to the trace context Restate passes on (tracing.ts). */
+  tracing?: ServiceTracing;
 }
 
 export async function startWorkflowsEndpoint(opts: EndpointOptions): Promise<WorkflowsEndpoint> {
@@ -80,6 +87,13 @@ export async function startWorkflowsEndpoint(opts: EndpointOptions): Promise<Wor
     services: createServices(opts.activities),
     logger: sdkLogger(opts.logStream ?? process.stdout, opts.logLevel ?? 'info'),
     ...(opts.identityKeys?.length ? { identityKeys: [...opts.identityKeys] } : {}),
+    // The span hook outside the step log, so that each step's line is written inside the step's span.
+    defaultServiceOptions: {
+      hooks: [
+        ...(opts.tracing?.enabled ? [invocationTraceHook(opts.tracing.tracer)] : []),
+        stepLogHook(createJsonLog(opts.logStream ?? process.stdout, opts.logLevel ?? 'info', 'workflows')),
+      ],
+    },
   });
   const server = http2.createServer(handler);
   // restate-server keeps its HTTP/2 sessions open; server.close() alone would wait for them forever.

@@ -22,6 +22,7 @@ import { createSql, Db } from '../services/shared/db.ts';
 import { resolveMasterKey } from '../services/shared/dev-secrets.ts';
 import { stopOnSignal } from '../services/shared/stop-on-signal.ts';
 import { startMetricsListener, watchPool, watchWakeIndex } from '../services/observability/metrics.ts';
+import { startTracing } from '../services/observability/tracing.ts';
 import { createActivities, restateWebhookHandOff } from './activities.ts';
 import { createJsonLog, startWorkflowsEndpoint, type WorkflowsEndpoint } from './endpoint.ts';
 import { registerDeployment, startHousekeeping, type Registration } from './registration.ts';
@@ -73,6 +74,9 @@ type WorkflowsConfig = Pick<
   | 'payBaseUrl'
   | 'payHost'
   | 'payPort'
+  | 'otlpEndpoint'
+  | 'otlpProtocol'
+  | 'otelServiceName'
 >;
 
 export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOptions = {}): Promise<RunningWorkflows> {
@@ -84,6 +88,7 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
   if (config.restateAdminUrl && !config.restateIngressUrl) {
     throw new Error('RESTATE_INGRESS_URL is required with RESTATE_ADMIN_URL: the housekeeping schedule is started through it.');
   }
+  const tracing = startTracing(config, 'faktura-workflows');
   const poolMax = Math.min(config.dbPoolMax, 5);
   const db = new Db(createSql(config.databaseUrl, { max: poolMax }), poolMax);
   // The pool's gauges, and the wake index's lag and parked work, which this process serves (computed when scraped).
@@ -118,6 +123,7 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
       identityKeys: config.restateIdentityKeys,
       ...(opts.logStream ? { logStream: opts.logStream } : {}),
       logLevel: config.logLevel,
+      tracing,
     });
     let registration: Registration | undefined;
     if (config.restateAdminUrl && config.restateIngressUrl) {
@@ -140,6 +146,8 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
         for (const stop of unwatch) stop();
         await db.close();
         await clockSql.end({ timeout: 5 });
+        // The spans of the last steps go out before the process ends.
+        await tracing.shutdown();
       },
     };
   } catch (err) {
@@ -150,6 +158,7 @@ export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOp
     for (const stop of unwatch) stop();
     await db.close();
     await clockSql.end({ timeout: 5 });
+    await tracing.shutdown();
     throw err;
   }
 }

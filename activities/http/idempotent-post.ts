@@ -12,6 +12,7 @@
  */
 import type { ErrorCode } from '../../contracts/errors.ts';
 import { DomainError } from '../../services/shared/errors.ts';
+import { inChildSpan, SpanKind } from '../../services/observability/tracing.ts';
 
 export type PostLog = (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
 
@@ -70,14 +71,22 @@ export function createIdempotentPost(opts: IdempotentPostOptions) {
     let res: Response;
     let text: string;
     try {
-      res = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json', ...headers, 'idempotency-key': key },
-        body,
-        redirect: 'manual',
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      text = await res.text();
+      // A CLIENT span under the step (its trace context is not sent: the partner is outside the service).
+      ({ res, text } = await inChildSpan(
+        `POST ${partner}`,
+        { kind: SpanKind.CLIENT, attributes: { 'http.request.method': 'POST', 'server.address': url.hostname, 'url.full': target } },
+        async (span) => {
+          const answer = await fetch(url, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', accept: 'application/json', ...headers, 'idempotency-key': key },
+            body,
+            redirect: 'manual',
+            signal: AbortSignal.timeout(timeoutMs),
+          });
+          span?.setAttribute('http.response.status_code', answer.status);
+          return { res: answer, text: await answer.text() };
+        },
+      ));
     } catch (err) {
       const e = err as Error;
       const why = e.name === 'TimeoutError' || e.name === 'AbortError' ? `no answer within ${timeoutMs} ms` : `${e.message}${e.cause instanceof Error ? ` (${e.cause.message})` : ''}`;

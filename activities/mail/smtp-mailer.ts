@@ -5,6 +5,7 @@
  * errors and receipts have their addresses cut down to the domain.
  */
 import nodemailer, { type NodemailerError, type SendMailOptions } from 'nodemailer';
+import { inChildSpan, SpanKind } from '../../services/observability/tracing.ts';
 import { addressDomain, MailDeliveryError, redactAddresses, type MailLog, type Mailer, type MailReceipt, type OutgoingMail } from '../../services/mail/mail-port.ts';
 
 export interface SmtpTimeouts {
@@ -99,7 +100,12 @@ export function createSmtpMailer(smtpUrl: string, log: MailLog, opts: SmtpMailer
     async send(msg: OutgoingMail): Promise<MailReceipt> {
       const fields = { messageId: msg.messageId, toDomain: addressDomain(msg.to) };
       try {
-        const info = await transport.sendMail(toNodemailerMessage(msg));
+        // A CLIENT span under the step; its attributes name the relay, never an address or the message.
+        const info = await inChildSpan(
+          'smtp send',
+          { kind: SpanKind.CLIENT, attributes: { 'server.address': url.hostname, ...(url.port ? { 'server.port': Number(url.port) } : {}) } },
+          () => transport.sendMail(toNodemailerMessage(msg)),
+        );
         const accepted = info.accepted.length > 0 && info.rejected.length === 0;
         const response = redactAddresses(info.response);
         log('info', 'mail handed to the SMTP server', { ...fields, accepted, response });

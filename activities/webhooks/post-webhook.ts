@@ -1,6 +1,8 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { isIP, type LookupFunction, type Socket } from 'node:net';
+import { SpanStatusCode } from '@opentelemetry/api';
+import { inChildSpan, SpanKind } from '../../services/observability/tracing.ts';
 import { addressVerdict, dialHost, dnsResolver, type Resolver, type UrlPolicy } from '../../services/webhooks/url-policy.ts';
 
 /** A 2xx within this time is a success (docs/api-conventions.md, "Events, webhooks and the test clock", Delivery). */
@@ -93,6 +95,25 @@ export async function postWebhook(
     );
   };
 
+  // A CLIENT span under the delivery step; the receiver's trace context is its own (nothing is sent to it).
+  const attributes = { 'http.request.method': 'POST', 'server.address': host };
+  return inChildSpan('POST webhook', { kind: SpanKind.CLIENT, attributes }, async (span) => {
+    const outcome = await send(url, headers, body, opts, lookup, fail, elapsed);
+    if (outcome.statusCode !== null) span?.setAttribute('http.response.status_code', outcome.statusCode);
+    if (!outcome.succeeded) span?.setStatus({ code: SpanStatusCode.ERROR, ...(outcome.statusCode === null ? {} : { message: `HTTP ${outcome.statusCode}` }) });
+    return outcome;
+  });
+}
+
+function send(
+  url: URL,
+  headers: Record<string, string>,
+  body: string,
+  opts: PostOptions,
+  lookup: LookupFunction,
+  fail: (error: string, statusCode?: number | null) => PostOutcome,
+  elapsed: () => number,
+): Promise<PostOutcome> {
   return new Promise<PostOutcome>((settle) => {
     let done = false;
     const finish = (o: PostOutcome) => {

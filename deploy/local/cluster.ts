@@ -36,6 +36,7 @@ import { readOrCreateRequestIdentity } from '../../services/shared/request-ident
 import { ensureDatabase, startEmbeddedPostgres, type EmbeddedPg } from './embedded-postgres.ts';
 import { haproxyBinary, haproxyConfig, readProxyStats, type ProxyFrontend, type ProxyServerStats } from './haproxy.ts';
 import { freePort, isPortFree, preferPort } from './ports.ts';
+import { startOtlpGrpcRelay, type OtlpGrpcRelay } from './otlp-grpc-relay.ts';
 import { startRedis, type RunningRedis } from './redis-server.ts';
 import {
   fabricUrl,
@@ -510,6 +511,8 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
   };
   let pgPart: { pg: EmbeddedPg; pid: number | undefined; logStream: WriteStream } | undefined;
   let redisPart: RunningRedis | undefined;
+  // restate-server's traces, from its OTLP/gRPC export to OTEL_EXPORTER_OTLP_ENDPOINT (the replicas export their own).
+  let traceRelay: OtlpGrpcRelay | undefined;
   let runtime: RuntimeInfo | undefined;
 
   const stopAll = (): Promise<void> => {
@@ -531,6 +534,7 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
       await stopKinds(['api', 'pay'], 8000);
       if (redisPart) await attempt('redis-server', () => redisPart!.stop(2000));
       await stopKinds(['restate'], 6000);
+      if (traceRelay) await attempt('trace relay', () => traceRelay!.close());
       await stopKinds(['workflows'], 6000);
       await stopKinds(['proxy'], 2000);
       if (pgPart) {
@@ -670,10 +674,11 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
     // workflows endpoints with the one key pair under DATA_DIR/secrets, whose public key the workflows processes get.
     const identity = readOrCreateRequestIdentity(dataDir);
     const restate = (async () => {
+      if (config.otlpEndpoint) traceRelay = await startOtlpGrpcRelay(config.otlpEndpoint);
       for (const node of restateNodes) {
         mkdirSync(node.baseDir, { recursive: true });
         const configFile = join(clusterDir, 'restate', `${node.nodeName}.toml`);
-        writeFileSync(configFile, restateNodeConfig(node, restateNodes, identity.privateKeyPemFile));
+        writeFileSync(configFile, restateNodeConfig(node, restateNodes, identity.privateKeyPemFile, traceRelay ? { tracingEndpoint: traceRelay.url } : {}));
         add({
           name: node.name,
           kind: 'restate',

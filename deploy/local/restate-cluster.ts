@@ -39,9 +39,15 @@ export const fabricUrl = (ports: RestatePorts): string => `http://127.0.0.1:${po
 /**
  * One node's configuration file. Every node has every role (ingress, admin, worker, log server, metadata server): the
  * metadata is replicated over all three (2n+1 = 3 tolerates one failure), and any node's ingress or admin API serves
- * the whole cluster. `auto-provision` is off on all of them: `restatectl provision` makes them a cluster.
+ * the whole cluster. `auto-provision` is off on all of them: `restatectl provision` makes them a cluster. With a
+ * `tracingEndpoint` (the OTLP/gRPC relay of otlp-grpc-relay.ts) the node exports its traces there.
  */
-export function restateNodeConfig(node: RestateNodeSpec, all: readonly RestateNodeSpec[], requestIdentityPrivateKeyPemFile?: string): string {
+export function restateNodeConfig(
+  node: RestateNodeSpec,
+  all: readonly RestateNodeSpec[],
+  requestIdentityPrivateKeyPemFile?: string,
+  opts: { tracingEndpoint?: string } = {},
+): string {
   const q = (s: string) => JSON.stringify(s);
   return [
     '# Written by deploy/local/cluster.ts at every start (ports may change between starts); edits are overwritten.',
@@ -66,6 +72,7 @@ export function restateNodeConfig(node: RestateNodeSpec, all: readonly RestateNo
     // The version check reaches GitHub at every start and logs an error offline (guide §7.5 #18).
     'log-filter = "warn,octocrab=off"',
     'log-disable-ansi-codes = true',
+    ...(opts.tracingEndpoint ? [`tracing-endpoint = ${q(opts.tracingEndpoint)}`] : []),
     '',
     '[metadata-client]',
     `addresses = [${all.map((n) => q(fabricUrl(n.ports))).join(', ')}]`,

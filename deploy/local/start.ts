@@ -23,6 +23,7 @@ import { runWorkflows, type RunningWorkflows } from '../../workflows/main.ts';
 import { ensureDatabase, startEmbeddedPostgres, type EmbeddedPg } from './embedded-postgres.ts';
 import { preferPort } from './ports.ts';
 import { startRestateServer, type ChildExit, type RestateServer } from './restate-server.ts';
+import { startOtlpGrpcRelay, type OtlpGrpcRelay } from './otlp-grpc-relay.ts';
 import { startRedis, type RunningRedis } from './redis-server.ts';
 import { readRuntimeFile, rememberedPort, writeRuntimeFile, type RuntimeInfo } from './runtime-file.ts';
 
@@ -109,6 +110,8 @@ interface Parts {
   pg?: EmbeddedPg;
   pgPid?: number | null;
   restate?: RestateServer;
+  /** restate-server's traces, from its OTLP/gRPC export to OTEL_EXPORTER_OTLP_ENDPOINT. */
+  traceRelay?: OtlpGrpcRelay;
   redis?: RunningRedis;
   workflows?: RunningWorkflows;
   api?: RunningApi;
@@ -135,6 +138,7 @@ async function stopParts(parts: Parts): Promise<void> {
   if (parts.metrics) await attempt('metrics listener', () => parts.metrics!.close());
   if (parts.redis) await attempt('redis-server', () => parts.redis!.stop(2000));
   if (parts.restate) await attempt('restate-server', () => parts.restate!.stop(4000));
+  if (parts.traceRelay) await attempt('trace relay', () => parts.traceRelay!.close());
   if (parts.workflows) await attempt('workflows endpoint', () => parts.workflows!.close());
   if (parts.pg) {
     const pid = parts.pgPid;
@@ -351,11 +355,14 @@ async function main(): Promise<number> {
     if (restatePorts) {
       const identity = readOrCreateRequestIdentity(dataDir);
       identityKeys = [identity.publicKey];
+      // With OTEL_EXPORTER_OTLP_ENDPOINT, restate-server's own spans go to the same receiver (it exports OTLP/gRPC only).
+      if (config.otlpEndpoint) parts.traceRelay = await startOtlpGrpcRelay(config.otlpEndpoint);
       parts.restate = await startRestateServer({
         baseDir: join(dataDir, 'restate'),
         ports: restatePorts,
         logFile: join(logsDir, 'restate.log'),
         requestIdentityPrivateKeyPemFile: identity.privateKeyPemFile,
+        ...(parts.traceRelay ? { env: { RESTATE_TRACING_ENDPOINT: parts.traceRelay.url } } : {}),
       });
       runtime = { ...runtime, pids: { ...runtime.pids, restateServer: parts.restate.pid } };
       writeRuntimeFile(dataDir, runtime);
@@ -404,6 +411,7 @@ async function main(): Promise<number> {
         `  Restate UI ${restateAdminUrl}/ui/`,
         `  Redis      ${withoutCredentials(runtime.redisUrl)}`,
         `  Metrics    ${parts.metrics.url}`,
+        ...(config.otlpEndpoint ? [`  Traces     ${withoutCredentials(config.otlpEndpoint)} (OTLP ${config.otlpProtocol}${parts.traceRelay ? ', restate-server\'s too' : ''})`] : []),
         // With the seller details every invoice must show (issuing refuses without them: seller_details_incomplete).
         `  Get a key  ${adminPrefix}npm run admin -- create-org --name "My Company" --cvr 12345678 --street "Nørregade 1" --postal-code 8000 --city "Aarhus C" --sandbox --json`,
         ...(master.source === 'development-file' ? [`  Key        development key in ${master.path} (set DATA_ENCRYPTION_KEY in production)`] : []),

@@ -28,6 +28,8 @@ import { NO_PROPERTIES } from './no-properties.ts';
 import { registerOpenApi } from './openapi.ts';
 import { registerHealthRoutes, type ReadinessProbe } from './routes/health.ts';
 import { registerV1Routes } from './routes/v1/index.ts';
+import { traceRequests } from '../observability/request-spans.ts';
+import type { ServiceTracing } from '../observability/tracing.ts';
 import './context.ts';
 
 export interface AppDeps {
@@ -48,6 +50,8 @@ export interface AppDeps {
   readiness?: ReadinessProbe[];
   /** Where logs go; defaults to stdout. Tests pass a stream to read them. */
   logStream?: NodeJS.WritableStream;
+  /** A SERVER span per request when tracing is on (services/observability/request-spans.ts). */
+  tracing?: ServiceTracing;
   authCache?: ApiKeyCache;
   /** The rate limiter's time source (milliseconds); tests pass a clock they control. */
   rateLimitClock?: () => number;
@@ -149,6 +153,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   app.setValidatorCompiler(createValidatorCompiler());
+  // First of all hooks: every later hook, the handler and the request's log lines run inside the request's span.
+  if (deps.tracing) traceRequests(app, deps.tracing);
   // The fixed words of every route, for masking the path of a request no route matched.
   app.addHook('onRoute', (route) => routeWords.add(route.url));
   app.decorateRequest('idempotencyKey', undefined);

@@ -30,6 +30,7 @@ import { laterLog, openLimiterStore, type OpenLimiterStore } from '../shared/lim
 import type { ReadinessProbe } from './routes/health.ts';
 import { domainSettings } from '../domains/domain-settings.ts';
 import { startMetricsListener, watchPool } from '../observability/metrics.ts';
+import { startTracing } from '../observability/tracing.ts';
 
 /** The service the workflows endpoint registers; Restate is ready for the API once it routes to it. */
 const REQUIRED_RESTATE_SERVICE = 'Housekeeping';
@@ -86,11 +87,15 @@ type ApiConfig = Pick<
   | 'dnsServers'
   | 'portalCnameTarget'
   | 'portalBaseDomain'
+  | 'otlpEndpoint'
+  | 'otlpProtocol'
+  | 'otelServiceName'
 >;
 
 export async function startApi(config: ApiConfig, opts: StartApiOptions = {}): Promise<RunningApi> {
   if (!config.databaseUrl) throw new Error('DATABASE_URL is required.');
   const keyring = opts.keyring ?? createKeyring(resolveMasterKey(config).key);
+  const tracing = startTracing(config, 'faktura-api');
   const db = new Db(createSql(config.databaseUrl, { max: config.dbPoolMax }), config.dbPoolMax);
   const unwatchPool = watchPool('api', db);
   // The business clock reads through a pool of its own: use cases ask for "today" inside their transaction.
@@ -131,6 +136,7 @@ export async function startApi(config: ApiConfig, opts: StartApiOptions = {}): P
       ...(config.restateIngressUrl ? { engine: createEngineClient(config.restateIngressUrl, db) } : {}),
       onReminderSettingsChanged: (org) => replanDunning(db, config.restateIngressUrl ? createRestateWakeups(config.restateIngressUrl) : undefined, org),
       ...(opts.logStream ? { logStream: opts.logStream } : {}),
+      tracing,
     });
     if (!config.redisUrl && (config.rateLimitDefault > 0 || config.rateLimitDocument > 0)) {
       app.log.info('REDIS_URL is not set: rate limits count in this process (with several API processes, each gives a key its full rate)');
@@ -144,6 +150,7 @@ export async function startApi(config: ApiConfig, opts: StartApiOptions = {}): P
     unwatchPool();
     await db.close();
     await clockSql.end({ timeout: 5 });
+    await tracing.shutdown();
     throw err;
   }
   const address = app.server.address();
@@ -170,6 +177,8 @@ export async function startApi(config: ApiConfig, opts: StartApiOptions = {}): P
         unwatchPool();
         await db.close();
         await clockSql.end({ timeout: 5 });
+        // The spans of the last requests go out before the process ends.
+        await tracing.shutdown();
       })();
       return closing;
     },

@@ -22,6 +22,8 @@ import { healthRoutes } from './routes/health.ts';
 import { logoRoutes } from './routes/logo.ts';
 import { payPageRoutes } from './routes/pay-page.ts';
 import { registerStartLinkPages } from './routes/start-link-pages.ts';
+import { traceRequests } from '../observability/request-spans.ts';
+import type { ServiceTracing } from '../observability/tracing.ts';
 
 /**
  * The hosted pay page (docs/api-conventions.md, "Payment links, pay page and receipts"): a Fastify service of its own,
@@ -52,6 +54,8 @@ export interface PayDeps {
   receiptDispatch?: ReceiptDispatch;
   logLevel: string;
   logStream?: NodeJS.WritableStream;
+  /** A SERVER span per request when tracing is on (services/observability/request-spans.ts). */
+  tracing?: ServiceTracing;
   /** Behind a reverse proxy: the client address for the look-up limit comes from X-Forwarded-For. */
   trustProxy?: boolean;
   lookupLimits?: LookupLimits;
@@ -116,6 +120,8 @@ export async function buildPayApp(deps: PayDeps): Promise<FastifyInstance> {
   app.addHook('onRoute', (route) => routeWords.add(route.url));
   routeWords.add(`/callbacks/${deps.provider.name}`);
 
+  // First of all hooks: every later hook, the handler and the request's log lines run inside the request's span.
+  if (deps.tracing) traceRequests(app, deps.tracing);
   await registerBodyParsers(app);
   registerRequestLog(app);
   // Rate, errors and duration per route template, for the process's metrics (served by its entry point only).

@@ -20,6 +20,7 @@ import { buildPayApp } from './app.ts';
 import { createEngineClient } from '../shared/engine-client.ts';
 import { laterLog, openLimiterStore, type OpenLimiterStore } from '../shared/limiter-store.ts';
 import { startMetricsListener, watchPool } from '../observability/metrics.ts';
+import { startTracing } from '../observability/tracing.ts';
 
 export interface RunningPay {
   app: FastifyInstance;
@@ -52,6 +53,9 @@ type PayConfig = Pick<
   | 'dataDir'
   | 'portalBaseDomain'
   | 'redisUrl'
+  | 'otlpEndpoint'
+  | 'otlpProtocol'
+  | 'otelServiceName'
 >;
 
 /** A port the kernel has free right now (PAY_PORT=0): the base URL must name it before the server is built. */
@@ -85,6 +89,7 @@ export async function startPay(config: PayConfig, opts: StartPayOptions = {}): P
   const clockSql = opts.clock ? undefined : createSql(config.databaseUrl, { max: 2 });
   let app: FastifyInstance | undefined;
   let limiter: OpenLimiterStore | undefined;
+  const tracing = startTracing(config, 'faktura-pay');
   const provider = createTestProvider({ secret: testProviderSecret(keyring), baseUrl: `${baseUrl}/test-provider` });
   try {
     // The look-up buckets: in Redis when REDIS_URL is set, so the budgets hold for all pay replicas together.
@@ -99,6 +104,7 @@ export async function startPay(config: PayConfig, opts: StartPayOptions = {}): P
       logLevel: config.logLevel,
       trustProxy: config.payTrustProxy,
       limiterStore: limiter.store,
+      tracing,
       ...(opts.logStream ? { logStream: opts.logStream } : {}),
       // The customer portal (docs/customer-portal.md); its sign-in mails go through the workflows.
       portal: {
@@ -117,6 +123,7 @@ export async function startPay(config: PayConfig, opts: StartPayOptions = {}): P
     unwatchPool();
     await db.close();
     await clockSql?.end({ timeout: 5 });
+    await tracing.shutdown();
     throw err;
   }
   const running = app;
@@ -135,6 +142,7 @@ export async function startPay(config: PayConfig, opts: StartPayOptions = {}): P
         unwatchPool();
         await db.close();
         await clockSql?.end({ timeout: 5 });
+        await tracing.shutdown();
       })();
       return closing;
     },

@@ -87,7 +87,18 @@ export interface Config {
    * 0: each process listens on a free port of its own and logs it.
    */
   metricsPort: number | undefined;
+  /**
+   * OTEL_EXPORTER_OTLP_ENDPOINT: the OTLP/HTTP receiver traces go to (`/v1/traces` is appended, as the OpenTelemetry
+   * specification says for this variable); unset, nothing is traced or exported (docs/operations.md, "Traces and logs").
+   */
+  otlpEndpoint: string | undefined;
+  /** OTEL_EXPORTER_OTLP_PROTOCOL: `http/protobuf` (default) or `http/json`; gRPC is not spoken. */
+  otlpProtocol: OtlpProtocol;
+  /** OTEL_SERVICE_NAME: the resource's service.name instead of faktura-api, faktura-pay or faktura-workflows. */
+  otelServiceName: string | undefined;
 }
+
+export type OtlpProtocol = 'http/protobuf' | 'http/json';
 
 const int = (name: string, raw: string | undefined, dflt: number): number => {
   if (raw === undefined || raw === '') return dflt;
@@ -246,6 +257,9 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     portalBaseDomain: hostName('PORTAL_BASE_DOMAIN', env.PORTAL_BASE_DOMAIN),
     metricsHost: env.METRICS_HOST || '127.0.0.1',
     metricsPort: env.METRICS_PORT ? port('METRICS_PORT', env.METRICS_PORT, DEFAULT_METRICS_PORT) : undefined,
+    otlpEndpoint: httpEndpoint('OTEL_EXPORTER_OTLP_ENDPOINT', env.OTEL_EXPORTER_OTLP_ENDPOINT),
+    otlpProtocol: otlpProtocol(env.OTEL_EXPORTER_OTLP_PROTOCOL),
+    otelServiceName: env.OTEL_SERVICE_NAME || undefined,
   };
 }
 
@@ -257,6 +271,26 @@ function identityKeys(raw: string | undefined): string[] {
     if (!IDENTITY_KEY_PATTERN.test(key)) throw new Error(`RESTATE_IDENTITY_KEYS must be comma-separated publickeyv1_… keys, got "${key.slice(0, 24)}…"`);
   }
   return keys;
+}
+
+// A typo in the collector's address would otherwise only show as traces that never arrive.
+function httpEndpoint(name: string, raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error(`${name} is not a URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`${name} must be an http(s) URL, got "${raw}"`);
+  return raw.replace(/\/+$/, '');
+}
+
+// The exporters speak OTLP over HTTP only; `grpc` (the specification's other value) is refused rather than ignored.
+function otlpProtocol(raw: string | undefined): OtlpProtocol {
+  if (raw === undefined || raw === '' || raw === 'http/protobuf') return 'http/protobuf';
+  if (raw === 'http/json') return 'http/json';
+  throw new Error(`OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json, got "${raw}"`);
 }
 
 /** A DNS host name with at least one dot, lower-cased; unset or empty: undefined. */

@@ -1,5 +1,6 @@
 import postgres from 'postgres';
 import { Semaphore } from './semaphore.ts';
+import { inUnitOfWork } from '../observability/db-spans.ts';
 
 export type Sql = postgres.Sql<Record<string, never>>;
 export type Tx = postgres.TransactionSql<Record<string, never>>;
@@ -29,7 +30,8 @@ export function createSql(url: string, opts: { max?: number; onnotice?: (n: unkn
 
 /**
  * The database as use cases see it. `read` runs queries on the pool, `tx` runs one transaction; both wait for a
- * permit so that no more units of work are in flight than the pool has connections. Never nest them.
+ * permit so that no more units of work are in flight than the pool has connections. Never nest them. Under a traced
+ * request or step each is a span (services/observability/db-spans.ts).
  */
 export class Db {
   readonly sql: Sql;
@@ -44,7 +46,7 @@ export class Db {
     const wait = this.gate.acquire();
     if (wait) await wait;
     try {
-      return await fn(this.sql);
+      return await inUnitOfWork('read', (watch) => fn(watch(this.sql)));
     } finally {
       this.gate.release();
     }
@@ -59,7 +61,7 @@ export class Db {
     const wait = this.gate.acquire();
     if (wait) await wait;
     try {
-      return (await this.sql.begin((tx) => fn(tx as unknown as Tx))) as T;
+      return await inUnitOfWork('transaction', async (watch) => (await this.sql.begin((tx) => fn(watch(tx as unknown as Tx)))) as T);
     } finally {
       this.gate.release();
     }

@@ -1,6 +1,7 @@
 import type { WorkflowHandler, WorkflowInputs, WorkflowService, WorkTarget } from '../../contracts/workflows.ts';
 import { claimWake, laterWake, unclaimWake } from '../clock/wake-index.ts';
 import type { Db } from './db.ts';
+import { inChildSpan, SpanKind, traceHeaders } from '../observability/tracing.ts';
 
 /**
  * The one way services hand work to the durable workflows: a one-way call through Restate's ingress
@@ -10,6 +11,10 @@ import type { Db } from './db.ts';
  * Every hand-off follows a commit whose effect is already durable, and every handler it reaches is also listed in
  * the wake index (or the event outbox) in that commit, so a lost hand-off only delays: the housekeeping loop pokes
  * what is overdue.
+ *
+ * Under a traced request or step, each hand-off is a CLIENT span whose `traceparent` goes with the call, so the
+ * invocation it starts joins the caller's trace. Restate keeps the headers of an ingress call in its journal: the
+ * trace context is all that is added, never a credential.
  */
 export interface EngineClient {
   send<S extends WorkflowService, H extends WorkflowHandler<S>>(
@@ -32,15 +37,23 @@ export function createEngineClient(ingressUrl: string, db?: Db): EngineClient {
   const base = ingressUrl.replace(/\/+$/, '');
   const send: EngineClient['send'] = async (call, opts = {}) => {
     const path = call.key === undefined ? `${call.service}/${call.handler}` : `${call.service}/${encodeURIComponent(call.key)}/${call.handler}`;
-    const res = await fetch(`${base}/${path}/send`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(opts.idempotencyKey ? { 'idempotency-key': opts.idempotencyKey } : {}) },
-      body: JSON.stringify(call.input ?? null),
-      signal: AbortSignal.timeout(HAND_OFF_TIMEOUT_MS),
+    const target = `${call.service}/${call.handler}`;
+    await inChildSpan(`POST ${target}/send`, { kind: SpanKind.CLIENT, attributes: { 'http.request.method': 'POST', 'restate.invocation.target': target } }, async (span) => {
+      const res = await fetch(`${base}/${path}/send`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...(opts.idempotencyKey ? { 'idempotency-key': opts.idempotencyKey } : {}),
+          ...traceHeaders(),
+        },
+        body: JSON.stringify(call.input ?? null),
+        signal: AbortSignal.timeout(HAND_OFF_TIMEOUT_MS),
+      });
+      span?.setAttribute('http.response.status_code', res.status);
+      if (res.status !== 202 && res.status !== 200) {
+        throw new Error(`Restate refused the hand-off to ${call.service}.${call.handler}: ${res.status} ${await res.text()}`);
+      }
     });
-    if (res.status !== 202 && res.status !== 200) {
-      throw new Error(`Restate refused the hand-off to ${call.service}.${call.handler}: ${res.status} ${await res.text()}`);
-    }
   };
   const sendClaim = (t: Pick<WorkTarget, 'service' | 'key'>, handler: string, claim?: number) =>
     send(
