@@ -12,7 +12,7 @@ import { createBusinessClock as createPostgresBusinessClock } from '../services/
 import { armShard, claimDueWakes, clearWake, parkWake, releaseClaimsWithoutInvocation, releaseWake, shardsWithLostWork } from '../services/clock/wake-index.ts';
 import type { OpenInvocations } from '../services/clock/engine-invocations.ts';
 import { announcePastDue } from '../services/customers/past-due-transitions.ts';
-import { createPostgresDocumentStore } from '../services/documents/postgres-document-store.ts';
+import { createDocumentStore } from '../services/documents/create-document-store.ts';
 import type { PdfRenderer } from '../services/documents/pdf-renderer.ts';
 import { finishIssue } from '../services/invoices/finish-issue.ts';
 import { trackingToken } from '../services/invoices/tracking-token.ts';
@@ -86,7 +86,7 @@ export const restateWebhookHandOff = (ingressUrl: string, db: Db) => {
 export function createActivities(
   db: Db,
   config: Pick<Config, 'idempotencyRetentionDays' | 'mailFromAddress' | 'publicApiUrl'> &
-    Partial<Pick<Config, 'webhookAllowLoopback' | 'letterApiUrl' | 'letterApiKey' | 'dataDir' | 'collectionPartnerUrl' | 'collectionPartnerSecret'>>,
+    Partial<Pick<Config, 'webhookAllowLoopback' | 'letterApiUrl' | 'letterApiKey' | 'dataDir' | 'collectionPartnerUrl' | 'collectionPartnerSecret' | 'documentStore' | 's3Endpoint' | 's3Bucket' | 's3Region'>>,
   resources: ActivityResources,
 ): Activities {
   const clock = resources.clock ?? createPostgresBusinessClock(db.sql);
@@ -99,7 +99,8 @@ export function createActivities(
     ...(resources.webhookResolve ? { resolve: resources.webhookResolve } : {}),
     ...(resources.webhookHandOff ? { handOff: resources.webhookHandOff } : {}),
   };
-  const documents = createPostgresDocumentStore();
+  // The store DOCUMENT_STORE names; callers that pass no store setting (tests of single activities) keep PostgreSQL's.
+  const documents = createDocumentStore({ documentStore: config.documentStore ?? 'postgres', s3Endpoint: config.s3Endpoint, s3Bucket: config.s3Bucket, s3Region: config.s3Region ?? 'us-east-1' });
   const log = resources.log ?? (() => {});
   // Created on the first letter: a process that never posts one never touches the letter directory or provider.
   let letters: LetterService | undefined = resources.letters;

@@ -72,6 +72,10 @@ type WorkflowsConfig = Pick<
   | 'payBaseUrl'
   | 'payHost'
   | 'payPort'
+  | 'documentStore'
+  | 's3Endpoint'
+  | 's3Bucket'
+  | 's3Region'
 >;
 
 export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOptions = {}): Promise<RunningWorkflows> {

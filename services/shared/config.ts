@@ -79,6 +79,14 @@ export interface Config {
    * `<PAY_BASE_URL>/portal/<subdomain>`.
    */
   portalBaseDomain: string | undefined;
+  /** DOCUMENT_STORE: where issued documents are kept, `postgres` (the `documents` table) or `s3` (docs/operations.md, "Document archive"). */
+  documentStore: 'postgres' | 's3';
+  /** S3_ENDPOINT: the S3 server's address (path-style requests); unset: AWS's own endpoint for the region. */
+  s3Endpoint: string | undefined;
+  /** S3_BUCKET: the archive bucket, created with Object Lock enabled; required with DOCUMENT_STORE=s3. */
+  s3Bucket: string | undefined;
+  /** S3_REGION: the bucket's region. */
+  s3Region: string;
 }
 
 const int = (name: string, raw: string | undefined, dflt: number): number => {
@@ -183,6 +191,15 @@ const collectionPartner = (env: NodeJS.ProcessEnv): Pick<Config, 'collectionPart
   return { collectionPartnerUrl, collectionPartnerSecret };
 };
 
+// An archive without its bucket would fail only at the first issued invoice; say so at start.
+const documentStore = (env: NodeJS.ProcessEnv): Pick<Config, 'documentStore' | 's3Endpoint' | 's3Bucket' | 's3Region'> => {
+  const store = env.DOCUMENT_STORE || 'postgres';
+  if (store !== 'postgres' && store !== 's3') throw new Error(`DOCUMENT_STORE must be postgres or s3, got "${store}"`);
+  const s3Bucket = env.S3_BUCKET || undefined;
+  if (store === 's3' && !s3Bucket) throw new Error('S3_BUCKET must be set with DOCUMENT_STORE=s3');
+  return { documentStore: store, s3Endpoint: httpUrl('S3_ENDPOINT', env.S3_ENDPOINT), s3Bucket, s3Region: env.S3_REGION || 'us-east-1' };
+};
+
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     nodeEnv: env.NODE_ENV ?? 'development',
@@ -217,6 +234,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dnsServers: dnsServers(env.DNS_SERVERS),
     portalCnameTarget: hostName('PORTAL_CNAME_TARGET', env.PORTAL_CNAME_TARGET) ?? 'portal.faktura.invalid',
     portalBaseDomain: hostName('PORTAL_BASE_DOMAIN', env.PORTAL_BASE_DOMAIN),
+    ...documentStore(env),
   };
 }
 
