@@ -35,6 +35,8 @@ import { createCollectionPartner } from '../activities/collections/create-collec
 import { CASE_PAAKRAV_RECORD, deliverCasePaakrav } from '../activities/collections/deliver-case-paakrav.ts';
 import { renderCasePaakrav } from '../services/cases/render-case-paakrav.ts';
 import { awaitsHandOver, recordCaseHandOver, takeDueCaseStep } from '../services/cases/take-due-case-step.ts';
+import { archiveHandOver } from '../services/collections/archive-hand-over.ts';
+import { handOverFileContent } from '../activities/collections/local-partner.ts';
 import { loadHandOverDocument } from '../services/collections/load-hand-over.ts';
 import type { CollectionPartner } from '../services/collections/partner-port.ts';
 import { runScheduledPeriod } from '../services/subscriptions/run-period.ts';
@@ -189,6 +191,7 @@ export function createActivities(
         (await awaitsHandOver(sql, organizationId, caseId)) ? loadHandOverDocument(sql, resources.keyring, organizationId, caseId, handedOverOn) : undefined,
       );
       if (!doc) return { reference: null };
+      await archiveHandOver(db, documents, organizationId, caseId, handOverFileContent(doc));
       const { reference } = await collectionPartner().handOver(doc);
       return { reference };
     },

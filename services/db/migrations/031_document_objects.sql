@@ -13,3 +13,7 @@ ALTER TABLE documents ADD CONSTRAINT documents_storage_shape CHECK (
   (storage = 'postgres' AND content IS NOT NULL)
   OR (storage = 's3' AND content IS NULL AND retain_until IS NOT NULL AND object_version IS NOT NULL)
 );
+
+-- The collection hand-over is a document like the others: the bytes the partner receives are kept in the document
+-- store before they are sent, and the case names the last one handed over.
+ALTER TABLE collection_cases ADD COLUMN hand_over_document_sha256 bytea CHECK (length(hand_over_document_sha256) = 32);
