@@ -12,7 +12,7 @@ import { createBusinessClock as createPostgresBusinessClock } from '../services/
 import { armShard, claimDueWakes, clearWake, parkWake, releaseClaimsWithoutInvocation, releaseWake, shardsWithLostWork } from '../services/clock/wake-index.ts';
 import type { OpenInvocations } from '../services/clock/engine-invocations.ts';
 import { announcePastDue } from '../services/customers/past-due-transitions.ts';
-import { createPostgresDocumentStore } from '../services/documents/postgres-document-store.ts';
+import { createDocumentStore } from '../services/documents/create-document-store.ts';
 import type { PdfRenderer } from '../services/documents/pdf-renderer.ts';
 import { finishIssue } from '../services/invoices/finish-issue.ts';
 import { trackingToken } from '../services/invoices/tracking-token.ts';
@@ -35,6 +35,8 @@ import { createCollectionPartner } from '../activities/collections/create-collec
 import { CASE_PAAKRAV_RECORD, deliverCasePaakrav } from '../activities/collections/deliver-case-paakrav.ts';
 import { renderCasePaakrav } from '../services/cases/render-case-paakrav.ts';
 import { awaitsHandOver, recordCaseHandOver, takeDueCaseStep } from '../services/cases/take-due-case-step.ts';
+import { archiveHandOver } from '../services/collections/archive-hand-over.ts';
+import { handOverFileContent } from '../activities/collections/local-partner.ts';
 import { loadHandOverDocument } from '../services/collections/load-hand-over.ts';
 import type { CollectionPartner } from '../services/collections/partner-port.ts';
 import { runScheduledPeriod } from '../services/subscriptions/run-period.ts';
@@ -86,7 +88,7 @@ export const restateWebhookHandOff = (ingressUrl: string, db: Db) => {
 export function createActivities(
   db: Db,
   config: Pick<Config, 'idempotencyRetentionDays' | 'mailFromAddress' | 'publicApiUrl'> &
-    Partial<Pick<Config, 'webhookAllowLoopback' | 'letterApiUrl' | 'letterApiKey' | 'dataDir' | 'collectionPartnerUrl' | 'collectionPartnerSecret'>>,
+    Partial<Pick<Config, 'webhookAllowLoopback' | 'letterApiUrl' | 'letterApiKey' | 'dataDir' | 'collectionPartnerUrl' | 'collectionPartnerSecret' | 'documentStore' | 's3Endpoint' | 's3Bucket' | 's3Region'>>,
   resources: ActivityResources,
 ): Activities {
   const clock = resources.clock ?? createPostgresBusinessClock(db.sql);
@@ -99,7 +101,8 @@ export function createActivities(
     ...(resources.webhookResolve ? { resolve: resources.webhookResolve } : {}),
     ...(resources.webhookHandOff ? { handOff: resources.webhookHandOff } : {}),
   };
-  const documents = createPostgresDocumentStore();
+  // The store DOCUMENT_STORE names; callers that pass no store setting (tests of single activities) keep PostgreSQL's.
+  const documents = createDocumentStore({ documentStore: config.documentStore ?? 'postgres', s3Endpoint: config.s3Endpoint, s3Bucket: config.s3Bucket, s3Region: config.s3Region ?? 'us-east-1' });
   const log = resources.log ?? (() => {});
   // Created on the first letter: a process that never posts one never touches the letter directory or provider.
   let letters: LetterService | undefined = resources.letters;
@@ -188,6 +191,7 @@ export function createActivities(
         (await awaitsHandOver(sql, organizationId, caseId)) ? loadHandOverDocument(sql, resources.keyring, organizationId, caseId, handedOverOn) : undefined,
       );
       if (!doc) return { reference: null };
+      await archiveHandOver(db, documents, resources.keyring, organizationId, caseId, handOverFileContent(doc));
       const { reference } = await collectionPartner().handOver(doc);
       return { reference };
     },

@@ -77,6 +77,10 @@ type WorkflowsConfig = Pick<
   | 'otlpEndpoint'
   | 'otlpProtocol'
   | 'otelServiceName'
+  | 'documentStore'
+  | 's3Endpoint'
+  | 's3Bucket'
+  | 's3Region'
 >;
 
 export async function runWorkflows(config: WorkflowsConfig, opts: RunWorkflowsOptions = {}): Promise<RunningWorkflows> {

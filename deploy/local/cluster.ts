@@ -24,7 +24,7 @@
  * in a terminal reaches only the command that owns the order of shutdown.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, createWriteStream, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
+import { closeSync, createWriteStream, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
 import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,6 +38,7 @@ import { haproxyBinary, haproxyConfig, readProxyStats, type ProxyFrontend, type 
 import { freePort, isPortFree, preferPort } from './ports.ts';
 import { startOtlpGrpcRelay, type OtlpGrpcRelay } from './otlp-grpc-relay.ts';
 import { startRedis, type RunningRedis } from './redis-server.ts';
+import { startCephS3, type RunningCephS3 } from './ceph-s3.ts';
 import {
   fabricUrl,
   provisionCluster,
@@ -89,6 +90,8 @@ export interface ClusterUrls {
   databaseUrl: string;
   /** The shared limiter store the API and pay processes count in (REDIS_URL, else the private redis-server). */
   redisUrl: string;
+  /** The document archive's S3 endpoint (S3_ENDPOINT, else the private radosgw); null with DOCUMENT_STORE=postgres. */
+  s3Endpoint: string | null;
   /** Restate's ingress and admin APIs behind the private proxy, as the replicas call them. */
   restateIngress: string;
   restateAdmin: string;
@@ -513,6 +516,7 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
   let redisPart: RunningRedis | undefined;
   // restate-server's traces, from its OTLP/gRPC export to OTEL_EXPORTER_OTLP_ENDPOINT (the replicas export their own).
   let traceRelay: OtlpGrpcRelay | undefined;
+  let cephPart: RunningCephS3 | undefined;
   let runtime: RuntimeInfo | undefined;
 
   const stopAll = (): Promise<void> => {
@@ -536,6 +540,7 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
       await stopKinds(['restate'], 6000);
       if (traceRelay) await attempt('trace relay', () => traceRelay!.close());
       await stopKinds(['workflows'], 6000);
+      if (cephPart) await attempt('radosgw', () => cephPart!.stop(3000));
       await stopKinds(['proxy'], 2000);
       if (pgPart) {
         const { pg, pid } = pgPart;
@@ -670,6 +675,17 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
       return redisPart.url;
     })();
 
+    // 1c. The document archive: a private radosgw with Object Lock (docs/operations.md, "Document archive"), fresh
+    // and in memory for each start, unless the operator names a store (DOCUMENT_STORE, with S3_* for their own S3).
+    const archiveStart = (async (): Promise<Record<string, string>> => {
+      if (env.DOCUMENT_STORE) return {};
+      const dir = join(clusterDir, 'ceph');
+      rmSync(dir, { recursive: true, force: true });
+      cephPart = await startCephS3({ dataDir: dir, port: await pick('s3.port') });
+      progress('radosgw');
+      return cephPart.env;
+    })();
+
     // 2. Three Restate nodes, provisioned once as one cluster (restatectl provision). All sign their requests to the
     // workflows endpoints with the one key pair under DATA_DIR/secrets, whose public key the workflows processes get.
     const identity = readOrCreateRequestIdentity(dataDir);
@@ -739,8 +755,8 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
 
     const internalUp = internalProxy.start();
     // Start-up steps run side by side; each is awaited below, and none may go unhandled meanwhile.
-    for (const step of [database, redisStart, restate, internalUp]) step.catch(() => {});
-    const [databaseUrl, redisUrl] = await Promise.all([database, redisStart]);
+    for (const step of [database, redisStart, archiveStart, restate, internalUp]) step.catch(() => {});
+    const [databaseUrl, redisUrl, archiveEnv] = await Promise.all([database, redisStart, archiveStart]);
 
     // 4. The replicas: the operator's environment, plus where everything is.
     const base: Record<string, string> = {};
@@ -756,6 +772,8 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
       PAY_BASE_URL: payUrl,
       // The API's rate limits and the pay page's look-up limits count here, across the replicas together.
       REDIS_URL: redisUrl,
+      // Issued documents go to the archive (DOCUMENT_STORE=s3 and where it is), unless the operator chose a store.
+      ...archiveEnv,
       // Six Node processes load the same sources: V8's compiled code is cached and shared between them and starts.
       NODE_COMPILE_CACHE: env.NODE_COMPILE_CACHE || join(clusterDir, 'node-compile-cache'),
     });
@@ -887,6 +905,7 @@ export async function startCluster(env: NodeJS.ProcessEnv = process.env, opts: S
         payProxy: payProxyUrl,
         databaseUrl,
         redisUrl,
+        s3Endpoint: cephPart?.endpoint ?? (config.documentStore === 's3' ? (config.s3Endpoint ?? 'AWS S3') : null),
         restateIngress,
         restateAdmin,
         workflows: workflowsUrl,

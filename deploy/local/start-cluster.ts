@@ -165,6 +165,7 @@ async function main(): Promise<number> {
       `  Pay page   ${cluster.urls.pay}/`,
       `  Restate UI ${cluster.urls.restateAdmin}/ui/`,
       `  Redis      ${withoutCredentials(cluster.urls.redisUrl)}`,
+      ...(cluster.urls.s3Endpoint ? [`  Documents  S3 archive with Object Lock at ${cluster.urls.s3Endpoint}`] : []),
       `  Get a key  ${adminPrefix}npm run admin -- create-org --name "My Company" --cvr 12345678 --street "Nørregade 1" --postal-code 8000 --city "Aarhus C" --sandbox --json`,
       ...(master.source === 'development-file' ? [`  Key        development key in ${master.path} (set DATA_ENCRYPTION_KEY in production)`] : []),
       `  Data       ${dataDir}   (Ctrl-C stops everything)`,

@@ -12,7 +12,7 @@ import { resolveMasterKey } from '../shared/dev-secrets.ts';
 import { buildApp } from './app.ts';
 import { stopOnSignal } from '../shared/stop-on-signal.ts';
 import { createChromiumRenderer } from '../../activities/pdf/chromium-renderer.ts';
-import { createPostgresDocumentStore } from '../documents/postgres-document-store.ts';
+import { createDocumentStore } from '../documents/create-document-store.ts';
 import { createBusinessClock } from '../clock/business-clock.ts';
 import { createRestateWakeups } from '../clock/wakeups.ts';
 import { replanDunning } from '../reminders/replan-dunning.ts';
@@ -90,6 +90,10 @@ type ApiConfig = Pick<
   | 'otlpEndpoint'
   | 'otlpProtocol'
   | 'otelServiceName'
+  | 'documentStore'
+  | 's3Endpoint'
+  | 's3Bucket'
+  | 's3Region'
 >;
 
 export async function startApi(config: ApiConfig, opts: StartApiOptions = {}): Promise<RunningApi> {
@@ -119,7 +123,7 @@ export async function startApi(config: ApiConfig, opts: StartApiOptions = {}): P
       db,
       keyring,
       pdf,
-      documents: createPostgresDocumentStore(),
+      documents: createDocumentStore(config),
       clock: createBusinessClock(clockSql),
       mailDispatch: config.restateIngressUrl ? createRestateMailDispatch(config.restateIngressUrl, db) : noMailEngine,
       mailDomain: config.mailFromAddress.split('@')[1]!,

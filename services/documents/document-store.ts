@@ -2,7 +2,8 @@ import { sha256, safeEqual } from '../shared/crypto.ts';
 import type { Queryable } from '../shared/db.ts';
 
 /**
- * The write-once document store (issued PDFs): the port the use cases see.
+ * The write-once document store (issued PDFs and collection hand-overs): the port the use cases see. Adapters:
+ * postgres-document-store.ts (the default) and s3-document-store.ts (an S3 bucket with Object Lock).
  *
  * Documents are addressed by the SHA-256 of their bytes, so the hash an issued invoice row holds names exactly one
  * document, and storing the same bytes twice stores one document. A stored document is never changed or removed

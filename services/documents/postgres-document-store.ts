@@ -22,11 +22,13 @@ export function createPostgresDocumentStore(): DocumentStore {
 
     async get(sql, organizationId, hash) {
       assertDocumentHash(hash);
-      const rows = await sql<{ content_type: string; size_bytes: number; content: Buffer }[]>`
-        SELECT content_type, size_bytes, content FROM documents
+      const rows = await sql<{ content_type: string; size_bytes: number; content: Buffer | null; storage: string }[]>`
+        SELECT content_type, size_bytes, content, storage FROM documents
         WHERE organization_id = ${organizationId} AND sha256 = ${hash}`;
       const row = rows[0];
       if (!row) return undefined;
+      // Archived by the S3 store (migration 031): only that store can read it; going back to this one loses nothing.
+      if (row.content === null) throw new Error(`document ${hash.toString('hex')} is kept in the ${row.storage} archive: run with DOCUMENT_STORE=${row.storage}`);
       return verifiedDocument(organizationId, hash, { bytes: row.content, contentType: row.content_type, size: row.size_bytes });
     },
   };

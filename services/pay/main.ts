@@ -17,6 +17,7 @@ import { stopOnSignal } from '../shared/stop-on-signal.ts';
 import { createRestateReceiptDispatch } from '../payments/receipt-dispatch.ts';
 import { createTestProvider } from '../payments/providers/test-provider.ts';
 import { buildPayApp } from './app.ts';
+import { createDocumentStore } from '../documents/create-document-store.ts';
 import { createEngineClient } from '../shared/engine-client.ts';
 import { laterLog, openLimiterStore, type OpenLimiterStore } from '../shared/limiter-store.ts';
 import { startMetricsListener, watchPool } from '../observability/metrics.ts';
@@ -56,6 +57,10 @@ type PayConfig = Pick<
   | 'otlpEndpoint'
   | 'otlpProtocol'
   | 'otelServiceName'
+  | 'documentStore'
+  | 's3Endpoint'
+  | 's3Bucket'
+  | 's3Region'
 >;
 
 /** A port the kernel has free right now (PAY_PORT=0): the base URL must name it before the server is built. */
@@ -110,6 +115,7 @@ export async function startPay(config: PayConfig, opts: StartPayOptions = {}): P
       portal: {
         keyring,
         baseDomain: config.portalBaseDomain,
+        documents: createDocumentStore(config),
         ...(config.restateIngressUrl ? { engine: createEngineClient(config.restateIngressUrl, db) } : {}),
       },
     });

@@ -96,6 +96,14 @@ export interface Config {
   otlpProtocol: OtlpProtocol;
   /** OTEL_SERVICE_NAME: the resource's service.name instead of faktura-api, faktura-pay or faktura-workflows. */
   otelServiceName: string | undefined;
+  /** DOCUMENT_STORE: where issued documents are kept, `postgres` (the `documents` table) or `s3` (docs/operations.md, "Document archive"). */
+  documentStore: 'postgres' | 's3';
+  /** S3_ENDPOINT: the S3 server's address (path-style requests); unset: AWS's own endpoint for the region. */
+  s3Endpoint: string | undefined;
+  /** S3_BUCKET: the archive bucket, created with Object Lock enabled; required with DOCUMENT_STORE=s3. */
+  s3Bucket: string | undefined;
+  /** S3_REGION: the bucket's region. */
+  s3Region: string;
 }
 
 export type OtlpProtocol = 'http/protobuf' | 'http/json';
@@ -221,6 +229,15 @@ const collectionPartner = (env: NodeJS.ProcessEnv): Pick<Config, 'collectionPart
   return { collectionPartnerUrl, collectionPartnerSecret };
 };
 
+// An archive without its bucket would fail only at the first issued invoice; say so at start.
+const documentStore = (env: NodeJS.ProcessEnv): Pick<Config, 'documentStore' | 's3Endpoint' | 's3Bucket' | 's3Region'> => {
+  const store = env.DOCUMENT_STORE || 'postgres';
+  if (store !== 'postgres' && store !== 's3') throw new Error(`DOCUMENT_STORE must be postgres or s3, got "${store}"`);
+  const s3Bucket = env.S3_BUCKET || undefined;
+  if (store === 's3' && !s3Bucket) throw new Error('S3_BUCKET must be set with DOCUMENT_STORE=s3');
+  return { documentStore: store, s3Endpoint: httpUrl('S3_ENDPOINT', env.S3_ENDPOINT), s3Bucket, s3Region: env.S3_REGION || 'us-east-1' };
+};
+
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     nodeEnv: env.NODE_ENV ?? 'development',
@@ -260,6 +277,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     otlpEndpoint: httpEndpoint('OTEL_EXPORTER_OTLP_ENDPOINT', env.OTEL_EXPORTER_OTLP_ENDPOINT),
     otlpProtocol: otlpProtocol(env.OTEL_EXPORTER_OTLP_PROTOCOL),
     otelServiceName: env.OTEL_SERVICE_NAME || undefined,
+    ...documentStore(env),
   };
 }
 

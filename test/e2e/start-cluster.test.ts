@@ -110,11 +110,13 @@ describe('npm run start:cluster: the production shape on one machine', function 
     assert.equal(lines[3], `  Pay page   http://127.0.0.1:${runtime.ports.pay}/`);
     assert.equal(lines[4], `  Restate UI http://127.0.0.1:${runtime.ports.restateAdmin}/ui/`);
     assert.equal(lines[5], `  Redis      redis://127.0.0.1:${runtime.ports.redis}`);
-    assert.match(lines[6]!, new RegExp(`^  Get a key  DATA_DIR=${JSON.stringify(dataDir).replace(/[/.]/g, '\\$&')} npm run admin -- create-org `));
-    assert.equal(lines[7], `  Key        development key in ${join(dataDir, 'secrets', 'encryption.key')} (set DATA_ENCRYPTION_KEY in production)`);
-    assert.equal(lines[8], `  Data       ${dataDir}   ${BLOCK_END}`);
-    assert.equal(lines[9], `  Processes  (logs under ${join(dataDir, 'logs')})`);
-    const processLines = lines.slice(10).filter((l) => l.startsWith('    '));
+    // The document archive: its own radosgw on loopback, which every replica uses (DOCUMENT_STORE=s3).
+    assert.match(lines[6]!, /^ {2}Documents {2}S3 archive with Object Lock at http:\/\/127\.0\.0\.1:\d+$/);
+    assert.match(lines[7]!, new RegExp(`^  Get a key  DATA_DIR=${JSON.stringify(dataDir).replace(/[/.]/g, '\\$&')} npm run admin -- create-org `));
+    assert.equal(lines[8], `  Key        development key in ${join(dataDir, 'secrets', 'encryption.key')} (set DATA_ENCRYPTION_KEY in production)`);
+    assert.equal(lines[9], `  Data       ${dataDir}   ${BLOCK_END}`);
+    assert.equal(lines[10], `  Processes  (logs under ${join(dataDir, 'logs')})`);
+    const processLines = lines.slice(11).filter((l) => l.startsWith('    '));
     assert.deepEqual(processLines.map((l) => l.trim().split(/\s+/)[0]), PROCESSES);
     for (const p of runtime.cluster!.processes) {
       const line = processLines.find((l) => l.trim().startsWith(`${p.name} `))!;

@@ -96,6 +96,14 @@ describe('scenario: collection cases', function () {
     const doc = handOverOf(caseView.id) as { handOverId: string; handedOverOn: string; paakrav: unknown } | undefined;
     assert.ok(doc, 'the hand-over file');
     assert.equal(handOvers().filter((f) => readFileSync(join(s.collectionsDir, f), 'utf8').includes(caseView.id)).length, 1);
+    // Archived as a document before it was sent: the case names exactly the file's bytes in the document store.
+    const [archived] = await testDb().db.sql<{ content_type: string; content: Buffer }[]>`
+      SELECT d.content_type, d.content FROM collection_cases c JOIN documents d ON d.sha256 = c.hand_over_document_sha256
+      WHERE c.id = ${caseView.id} AND d.organization_id = ${s.org.organizationId}`;
+    // Sealed with the personal-data key: the CPR numbers it carries are not in the clear at rest.
+    assert.equal(archived?.content_type, 'application/vnd.faktura.sealed-hand-over');
+    assert.equal(archived!.content.includes(Buffer.from('"cpr"')), false);
+    assert.equal(testDb().keyring.decrypt(archived!.content), readFileSync(join(s.collectionsDir, `${caseView.id}.json`), 'utf8'));
     assert.deepEqual([doc.handOverId, doc.handedOverOn, doc.paakrav], [`${s.org.organizationId}:${caseView.id}`, addDays(paakravOn, 11), { sentOn: paakravOn, deadline: addDays(paakravOn, 10) }]);
     const events = await caseEvents(caseView.id);
     assert.deepEqual(eventShape(events), [
