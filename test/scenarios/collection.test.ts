@@ -102,8 +102,8 @@ describe('scenario: collection cases', function () {
       WHERE c.id = ${caseView.id} AND d.organization_id = ${s.org.organizationId}`;
     // Sealed with the personal-data key: the CPR numbers it carries are not in the clear at rest.
     assert.equal(archived?.content_type, 'application/vnd.faktura.sealed-hand-over');
-    assert.equal(archived!.content.includes(Buffer.from('"cpr"')), false);
-    assert.equal(testDb().keyring.decrypt(archived!.content), readFileSync(join(s.collectionsDir, `${caseView.id}.json`), 'utf8'));
+    assert.equal(archived.content.includes(Buffer.from('"cpr"')), false);
+    assert.equal(testDb().keyring.decrypt(archived.content), readFileSync(join(s.collectionsDir, `${caseView.id}.json`), 'utf8'));
     assert.deepEqual([doc.handOverId, doc.handedOverOn, doc.paakrav], [`${s.org.organizationId}:${caseView.id}`, addDays(paakravOn, 11), { sentOn: paakravOn, deadline: addDays(paakravOn, 10) }]);
     const events = await caseEvents(caseView.id);
     assert.deepEqual(eventShape(events), [
