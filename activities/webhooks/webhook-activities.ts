@@ -11,6 +11,7 @@ import {
   type Plan,
 } from '../../services/webhooks/delivery-store.ts';
 import { signatureHeader } from '../../services/webhooks/signing.ts';
+import { deliveryOutcome } from '../../services/webhooks/webhook-delivery-lifecycle.ts';
 import { recordWebhookAttempt } from '../../services/observability/metrics.ts';
 import type { Resolver, UrlPolicy } from '../../services/webhooks/url-policy.ts';
 import { postWebhook, type WebhookAgents } from './post-webhook.ts';
@@ -71,11 +72,12 @@ async function record(
     try {
       const after = await recordAttempts(deps.db, deps.clock, results);
       for (const { deliveryId, result, eventAt } of results) {
-        const status = after.get(deliveryId)?.status;
-        if (status === 'delivered') {
-          recordWebhookAttempt('delivered', eventAt ? (result.attemptedAt + result.durationMs - eventAt.getTime()) / 1000 : undefined);
-        } else if (status === 'failed' || status === 'given-up') {
-          recordWebhookAttempt(status === 'failed' ? 'failed' : 'given_up');
+        const recorded = after.get(deliveryId)?.status;
+        const outcome = recorded === undefined ? null : deliveryOutcome(recorded);
+        if (outcome === 'delivered') {
+          recordWebhookAttempt(outcome, eventAt ? (result.attemptedAt + result.durationMs - eventAt.getTime()) / 1000 : undefined);
+        } else if (outcome !== null) {
+          recordWebhookAttempt(outcome);
         }
       }
       return after;

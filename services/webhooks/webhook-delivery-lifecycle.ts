@@ -48,3 +48,8 @@ export const afterAttempt = (succeeded: boolean, retries: boolean): WebhookDeliv
 
 /** Whether a delivery in `status` has an attempt due. */
 export const isAttemptable = (status: WebhookDeliveryStatus): boolean => (ATTEMPTABLE_DELIVERY_STATUSES as readonly string[]).includes(status);
+
+/** What an attempt made of its delivery, as the metrics count it (`faktura_webhook_deliveries_total{outcome}`); none while queued. */
+export type DeliveryOutcome = 'delivered' | 'failed' | 'given_up';
+const OUTCOMES = { queued: null, delivered: 'delivered', failed: 'failed', 'given-up': 'given_up' } as const satisfies Record<WebhookDeliveryStatus, DeliveryOutcome | null>;
+export const deliveryOutcome = (status: WebhookDeliveryStatus): DeliveryOutcome | null => OUTCOMES[status];
