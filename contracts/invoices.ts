@@ -37,6 +37,18 @@ const headerFields = {
   paymentTermsDays: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 365 }))),
   customerReference: Type.Optional(Nullable(Type.String({ maxLength: 140 }))),
   senderReference: Type.Optional(Nullable(Type.String({ maxLength: 140 }))),
+  buyerReference: Type.Optional(
+    Nullable(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: "The buyer's reference (Peppol BT-10; a Danish public buyer's routing reference); printed. An e-invoice needs it or orderReference.",
+      }),
+    ),
+  ),
+  orderReference: Type.Optional(
+    Nullable(Type.String({ minLength: 1, maxLength: 200, description: "The buyer's order number (BT-13); printed, and carried by the e-invoice" })),
+  ),
   message: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
   heading: Type.Optional(Nullable(Type.String({ maxLength: 60 }))),
   externalReference: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 200 }))),
@@ -120,6 +132,8 @@ export const Invoice = Type.Object(
     balanceOere: Type.Integer(),
     customerReference: Nullable(Type.String()),
     senderReference: Nullable(Type.String()),
+    buyerReference: Nullable(Type.String()),
+    orderReference: Nullable(Type.String()),
     message: Nullable(Type.String()),
     heading: Nullable(Type.String()),
     externalReference: Nullable(Type.String()),

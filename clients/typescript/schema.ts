@@ -1741,6 +1741,9 @@ export interface components {
             language: ("da" | "en") | null;
             externalReference: string | null;
             metadata: components["schemas"]["Metadata"] | null;
+            ean: string | null;
+            peppolId: string | null;
+            vatNumber: string | null;
             /** @description Whether a CPR number is on file; the number itself is never readable */
             hasCpr: boolean;
             /**
@@ -1794,6 +1797,9 @@ export interface components {
             language?: ("da" | "en") | null;
             externalReference?: string | null;
             metadata?: components["schemas"]["Metadata"] | null;
+            ean?: string | null;
+            peppolId?: string | null;
+            vatNumber?: string | null;
         };
         /** CustomerPortal */
         CustomerPortal: {
@@ -2071,6 +2077,8 @@ export interface components {
             balanceOere: number;
             customerReference: string | null;
             senderReference: string | null;
+            buyerReference: string | null;
+            orderReference: string | null;
             message: string | null;
             heading: string | null;
             externalReference: string | null;
@@ -2908,6 +2916,9 @@ export interface operations {
                     language?: ("da" | "en") | null;
                     externalReference?: string | null;
                     metadata?: components["schemas"]["Metadata"] | null;
+                    ean?: string | null;
+                    peppolId?: string | null;
+                    vatNumber?: string | null;
                 };
             };
         };
@@ -3138,6 +3149,9 @@ export interface operations {
                     language?: ("da" | "en") | null;
                     externalReference?: string | null;
                     metadata?: components["schemas"]["Metadata"] | null;
+                    ean?: string | null;
+                    peppolId?: string | null;
+                    vatNumber?: string | null;
                 };
             };
         };
@@ -4508,6 +4522,8 @@ export interface operations {
                     paymentTermsDays?: number | null;
                     customerReference?: string | null;
                     senderReference?: string | null;
+                    buyerReference?: string | null;
+                    orderReference?: string | null;
                     message?: string | null;
                     heading?: string | null;
                     externalReference?: string | null;
@@ -4746,6 +4762,8 @@ export interface operations {
                     paymentTermsDays?: number | null;
                     customerReference?: string | null;
                     senderReference?: string | null;
+                    buyerReference?: string | null;
+                    orderReference?: string | null;
                     message?: string | null;
                     heading?: string | null;
                     externalReference?: string | null;
