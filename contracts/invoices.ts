@@ -83,6 +83,19 @@ export const InvoiceCreateQuery = Type.Object(
   { additionalProperties: false },
 );
 
+/** GET …/einvoice: the profile (docs/einvoicing.md); without one, OIOUBL for a buyer with an ean, else Peppol BIS 3. */
+export const EInvoiceQuery = Type.Object(
+  {
+    profile: Type.Optional(
+      Type.Union([Type.Literal('peppol-bis-3'), Type.Literal('oioubl')], {
+        description: 'peppol-bis-3 (Peppol BIS Billing 3.0) or oioubl (OIOUBL 2.1); default oioubl when the issued buyer has an ean, else peppol-bis-3',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type EInvoiceQuery = Static<typeof EInvoiceQuery>;
+
 export const IssueBody = Type.Object(
   { issueDate: Type.Optional(DateString), dueDate: Type.Optional(DateString) },
   { additionalProperties: false },

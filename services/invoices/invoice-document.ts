@@ -45,6 +45,8 @@ export interface InvoiceDocumentView {
     discount: { type: 'percent' | 'amount'; value: number } | null;
     discountOere: number;
     netOere: number;
+    /** The line's own VAT as the invoice computed it (absent in views made without the invoice's lines). */
+    vatOere?: number;
     vatRateBps: number;
     vatExemptionReason: ExemptionReason | null;
   }[];

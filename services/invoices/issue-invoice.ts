@@ -113,6 +113,7 @@ export function documentView(
       discount: l.discount_type ? { type: l.discount_type, value: l.discount_value! } : null,
       discountOere: l.discount_oere,
       netOere: l.net_oere,
+      vatOere: l.vat_oere,
       vatRateBps: l.vat_rate_bps,
       vatExemptionReason: l.vat_exemption_reason as ExemptionReason | null,
     })),

@@ -55,7 +55,7 @@ describe('subscriptions', () => {
           id: s.id, customerId, name: 'Hosting', interval: { unit: 'month', count: 1 }, startDate: '2096-01-31', endDate: null,
           dueDays: 30, autoSend: true,
           lines: [{ description: 'Server', quantity: 1, unitPriceOere: 10000, vatRateBps: 2500, vatExemptionReason: null, netOere: 10000, vatOere: 2500, grossOere: 12500 }],
-          externalReference: null, metadata: null, status: 'active', nextInvoiceDate: '2096-01-31', invoiceCount: 0, periodsBehind: 0,
+          externalReference: null, metadata: null, buyerReference: null, orderReference: null, status: 'active', nextInvoiceDate: '2096-01-31', invoiceCount: 0, periodsBehind: 0,
           latestInvoice: null, createdAt: s.createdAt, updatedAt: s.updatedAt, pausedAt: null, cancelledAt: null, endedAt: null,
         },
         meta: {},

@@ -10,6 +10,11 @@ ALTER TABLE invoices
   ADD COLUMN buyer_reference text CHECK (length(buyer_reference) BETWEEN 1 AND 200),
   ADD COLUMN order_reference text CHECK (length(order_reference) BETWEEN 1 AND 200);
 
+-- A subscription's references, copied onto every period's invoice (its customer may receive e-invoices).
+ALTER TABLE subscriptions
+  ADD COLUMN buyer_reference text CHECK (length(buyer_reference) BETWEEN 1 AND 200),
+  ADD COLUMN order_reference text CHECK (length(order_reference) BETWEEN 1 AND 200);
+
 -- Which stored document is an issued document's e-invoice in a profile. Only ever inserted: the first request for a
 -- profile builds it, every later one reads it, so the bytes never change after the customer does.
 CREATE TABLE invoice_einvoices (
