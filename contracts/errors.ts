@@ -67,6 +67,8 @@ export const ErrorStatus = {
   buyer_reference_required: 422,
   /** GET …/einvoice: the issued snapshot lacks what the profile needs; `details` names each missing item. */
   einvoice_not_possible: 422,
+  /** The e-invoice access point refused a document for good (a send's failure code, never an API answer). */
+  einvoice_rejected: 422,
   invalid_reminder_settings: 422,
   claim_time_barred: 422,
   /** POST …/collect: nothing is left to pay. */

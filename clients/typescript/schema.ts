@@ -363,95 +363,7 @@ export interface paths {
          *
          *     Requires scope `invoices:read`.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description peppol-bis-3 (Peppol BIS Billing 3.0) or oioubl (OIOUBL 2.1); default oioubl when the issued buyer has an ean, else peppol-bis-3 */
-                    profile?: "peppol-bis-3" | "oioubl";
-                };
-                header?: never;
-                path: {
-                    /** @description Invoice id (UUID) */
-                    invoiceId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The e-invoice */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/xml": string;
-                    };
-                };
-                /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/xml": components["schemas"]["Error"];
-                    };
-                };
-                /** @description unauthenticated: missing, malformed, unknown or revoked API key */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/xml": components["schemas"]["Error"];
-                    };
-                };
-                /** @description insufficient_scope: the key lacks the scope this operation requires */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/xml": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Not found: the id is unknown or belongs to another organisation */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/xml": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A business rule refused the request (see the error code) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/xml": components["schemas"]["Error"];
-                    };
-                };
-                /** @description rate_limited: see Retry-After and RateLimit-* headers */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/xml": components["schemas"]["Error"];
-                    };
-                };
-                /** @description internal_error */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/xml": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["getInvoiceEInvoice"];
         put?: never;
         post?: never;
         delete?: never;
@@ -575,95 +487,7 @@ export interface paths {
          *
          *     Requires scope `invoices:read`.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description peppol-bis-3 (Peppol BIS Billing 3.0) or oioubl (OIOUBL 2.1); default oioubl when the issued buyer has an ean, else peppol-bis-3 */
-                    profile?: "peppol-bis-3" | "oioubl";
-                };
-                header?: never;
-                path: {
-                    /** @description Credit note id (UUID) */
-                    creditNoteId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The e-invoice */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/xml": string;
-                    };
-                };
-                /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/xml": components["schemas"]["Error"];
-                    };
-                };
-                /** @description unauthenticated: missing, malformed, unknown or revoked API key */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/xml": components["schemas"]["Error"];
-                    };
-                };
-                /** @description insufficient_scope: the key lacks the scope this operation requires */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/xml": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Not found: the id is unknown or belongs to another organisation */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/xml": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A business rule refused the request (see the error code) */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/xml": components["schemas"]["Error"];
-                    };
-                };
-                /** @description rate_limited: see Retry-After and RateLimit-* headers */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/xml": components["schemas"]["Error"];
-                    };
-                };
-                /** @description internal_error */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/xml": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["getCreditNoteEInvoice"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5560,6 +5384,95 @@ export interface operations {
             };
         };
     };
+    getInvoiceEInvoice: {
+        parameters: {
+            query?: {
+                /** @description peppol-bis-3 (Peppol BIS Billing 3.0) or oioubl (OIOUBL 2.1); default oioubl when the issued buyer has an ean, else peppol-bis-3 */
+                profile?: "peppol-bis-3" | "oioubl";
+            };
+            header?: never;
+            path: {
+                /** @description Invoice id (UUID) */
+                invoiceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The e-invoice */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": string;
+                };
+            };
+            /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope: the key lacks the scope this operation requires */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: the id is unknown or belongs to another organisation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": components["schemas"]["Error"];
+                };
+            };
+            /** @description A business rule refused the request (see the error code) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: see Retry-After and RateLimit-* headers */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getInvoiceTimeline: {
         parameters: {
             query?: {
@@ -6064,6 +5977,95 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCreditNoteEInvoice: {
+        parameters: {
+            query?: {
+                /** @description peppol-bis-3 (Peppol BIS Billing 3.0) or oioubl (OIOUBL 2.1); default oioubl when the issued buyer has an ean, else peppol-bis-3 */
+                profile?: "peppol-bis-3" | "oioubl";
+            };
+            header?: never;
+            path: {
+                /** @description Credit note id (UUID) */
+                creditNoteId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The e-invoice */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": string;
+                };
+            };
+            /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope: the key lacks the scope this operation requires */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: the id is unknown or belongs to another organisation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": components["schemas"]["Error"];
+                };
+            };
+            /** @description A business rule refused the request (see the error code) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: see Retry-After and RateLimit-* headers */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": components["schemas"]["Error"];
                 };
             };
         };

@@ -15,6 +15,9 @@ ALTER TABLE subscriptions
   ADD COLUMN buyer_reference text CHECK (length(buyer_reference) BETWEEN 1 AND 200),
   ADD COLUMN order_reference text CHECK (length(order_reference) BETWEEN 1 AND 200);
 
+-- The channel of an invoice's send: e-mail, or the e-invoice access point for a customer with an e-invoice address.
+ALTER TABLE invoice_sends ADD COLUMN channel text NOT NULL DEFAULT 'email' CHECK (channel IN ('email', 'einvoice'));
+
 -- Which stored document is an issued document's e-invoice in a profile. Only ever inserted: the first request for a
 -- profile builds it, every later one reads it, so the bytes never change after the customer does.
 CREATE TABLE invoice_einvoices (
