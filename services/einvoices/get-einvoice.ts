@@ -3,7 +3,7 @@ import type { Db, Queryable } from '../shared/db.ts';
 import { DomainError, notFound } from '../shared/errors.ts';
 import { findInvoiceRow, type InvoiceRow } from '../invoices/invoice-queries.ts';
 import { isIssued } from '../invoices/invoice-lifecycle.ts';
-import { buildEInvoice, missingForProfile } from './build-ubl.ts';
+import { buildEInvoice, missingForProfile, type EInvoiceSource } from './build-ubl.ts';
 import { defaultProfile, loadEInvoiceSource } from './einvoice-view.ts';
 import type { EInvoiceProfile } from './ubl-mappings.ts';
 
@@ -31,15 +31,16 @@ export async function getEInvoice(
   type: 'invoice' | 'creditNote',
   requested: EInvoiceProfile | undefined,
 ): Promise<EInvoiceDocument> {
-  const found = await db.read(async (sql) => {
+  type Found = { stored: EInvoiceDocument } | { build: { row: InvoiceRow; profile: EInvoiceProfile; source: EInvoiceSource } };
+  const found = await db.read(async (sql): Promise<Found> => {
     const row = await issuedRow(sql, organizationId, id, type);
     const profile = requested ?? (await defaultProfile(sql, organizationId, row.id));
     const stored = await storedEInvoice(sql, documents, organizationId, row, profile);
-    if (stored) return { stored };
-    return { stored: undefined, row, profile, source: await loadEInvoiceSource(sql, documents, organizationId, row) };
+    // Made before: its bytes. Else what the first build needs: the issued row, its profile and its source.
+    return stored ? { stored } : { build: { row, profile, source: await loadEInvoiceSource(sql, documents, organizationId, row) } };
   });
-  if (found.stored) return found.stored;
-  const { row, source, profile } = found as Required<typeof found>;
+  if ('stored' in found) return found.stored;
+  const { row, profile, source } = found.build;
   const missing = missingForProfile(source.view, profile);
   if (missing.length > 0) {
     throw new DomainError('einvoice_not_possible', `The issued document lacks what a ${profile} e-invoice needs: ${missing.map((m) => m.path).join(', ')}.`, {
