@@ -14,6 +14,22 @@ export type Address = Static<typeof Address>;
 
 const Cvr = Type.String({ pattern: '^[0-9]{8}$', description: 'CVR number, exactly 8 digits' });
 
+/** The e-invoice address and VAT number (docs/einvoicing.md); check digits and scheme rules are checked beyond the pattern. */
+const Ean = Type.String({
+  pattern: '^[0-9]{13}$',
+  description: 'GLN ("EAN number") of an e-invoice receiver: 13 digits, the last the GS1 check digit of the first 12. Takes precedence over peppolId (scheme 0088).',
+});
+const PeppolId = Type.String({
+  pattern: '^[0-9]{4}:[A-Za-z0-9.-]{1,50}$',
+  description:
+    'Peppol participant id "<scheme>:<identifier>": 0184 a CVR (8 digits or DK + 8 digits), 0088 a GLN with its check digit, ' +
+    '0198 DK + 8 digits; other schemes 1..50 characters of A-Z, a-z, 0-9, "." and "-"',
+});
+const VatNumber = Type.String({
+  pattern: '^[A-Z]{2}[A-Z0-9]{2,13}$',
+  description: 'EU VAT number: country prefix and 2..13 capital letters or digits (a Danish company without one is DK + its CVR)',
+});
+
 /** The writable customer fields; create requires `type` and `name`, PATCH requires nothing. */
 const customerFields = {
   type: Type.Union([Type.Literal('person'), Type.Literal('company')]),
@@ -26,6 +42,9 @@ const customerFields = {
   language: Type.Optional(Nullable(Type.Union([Type.Literal('da'), Type.Literal('en')]))),
   externalReference: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 200 }))),
   metadata: Type.Optional(Nullable(Metadata)),
+  ean: Type.Optional(Nullable(Ean)),
+  peppolId: Type.Optional(Nullable(PeppolId)),
+  vatNumber: Type.Optional(Nullable(VatNumber)),
 };
 
 export const CustomerCreate = Type.Object(customerFields, { additionalProperties: false, title: 'CustomerCreate' });
@@ -54,6 +73,9 @@ export const Customer = Type.Object(
     language: Nullable(Type.Union([Type.Literal('da'), Type.Literal('en')])),
     externalReference: Nullable(Type.String()),
     metadata: Nullable(Metadata),
+    ean: Nullable(Type.String()),
+    peppolId: Nullable(Type.String()),
+    vatNumber: Nullable(Type.String()),
     hasCpr: Type.Boolean({ description: 'Whether a CPR number is on file; the number itself is never readable' }),
     createdAt: DateTimeString,
     updatedAt: DateTimeString,

@@ -63,6 +63,12 @@ export const ErrorStatus = {
   credit_note_not_payable: 422,
   payment_date_in_future: 422,
   seller_details_incomplete: 422,
+  /** Issuing for a customer with an e-invoice address needs buyerReference or orderReference (Peppol R003). */
+  buyer_reference_required: 422,
+  /** GET …/einvoice: the issued snapshot lacks what the profile needs; `details` names each missing item. */
+  einvoice_not_possible: 422,
+  /** The e-invoice access point refused a document for good (a send's failure code, never an API answer). */
+  einvoice_rejected: 422,
   invalid_reminder_settings: 422,
   claim_time_barred: 422,
   /** POST …/collect: nothing is left to pay. */

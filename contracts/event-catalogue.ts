@@ -31,7 +31,8 @@ export interface InvoiceIssuedData {
 export interface InvoiceSentData {
   invoiceId: string;
   number: number;
-  channel: 'email';
+  /** `email`, or `einvoice` for a customer with an e-invoice address (delivered through the access point). */
+  channel: 'email' | 'einvoice';
   externalReference: string | null;
 }
 

@@ -37,6 +37,18 @@ const headerFields = {
   paymentTermsDays: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 365 }))),
   customerReference: Type.Optional(Nullable(Type.String({ maxLength: 140 }))),
   senderReference: Type.Optional(Nullable(Type.String({ maxLength: 140 }))),
+  buyerReference: Type.Optional(
+    Nullable(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: "The buyer's reference (Peppol BT-10; a Danish public buyer's routing reference); printed. An e-invoice needs it or orderReference.",
+      }),
+    ),
+  ),
+  orderReference: Type.Optional(
+    Nullable(Type.String({ minLength: 1, maxLength: 200, description: "The buyer's order number (BT-13); printed, and carried by the e-invoice" })),
+  ),
   message: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
   heading: Type.Optional(Nullable(Type.String({ maxLength: 60 }))),
   externalReference: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 200 }))),
@@ -70,6 +82,19 @@ export const InvoiceCreateQuery = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** GET …/einvoice: the profile (docs/einvoicing.md); without one, OIOUBL for a buyer with an ean, else Peppol BIS 3. */
+export const EInvoiceQuery = Type.Object(
+  {
+    profile: Type.Optional(
+      Type.Union([Type.Literal('peppol-bis-3'), Type.Literal('oioubl')], {
+        description: 'peppol-bis-3 (Peppol BIS Billing 3.0) or oioubl (OIOUBL 2.1); default oioubl when the issued buyer has an ean, else peppol-bis-3',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type EInvoiceQuery = Static<typeof EInvoiceQuery>;
 
 export const IssueBody = Type.Object(
   { issueDate: Type.Optional(DateString), dueDate: Type.Optional(DateString) },
@@ -120,6 +145,8 @@ export const Invoice = Type.Object(
     balanceOere: Type.Integer(),
     customerReference: Nullable(Type.String()),
     senderReference: Nullable(Type.String()),
+    buyerReference: Nullable(Type.String()),
+    orderReference: Nullable(Type.String()),
     message: Nullable(Type.String()),
     heading: Nullable(Type.String()),
     externalReference: Nullable(Type.String()),

@@ -32,6 +32,8 @@ const Lines = Type.Array(SubscriptionLineInput, { minItems: 1, maxItems: 50 });
 const Name = Type.String({ minLength: 1, maxLength: 120 });
 const DueDays = Type.Integer({ minimum: 0, maximum: 365, description: 'Due date = issue date + dueDays; default 30' });
 const ExternalReference = Type.String({ minLength: 1, maxLength: 200 });
+const BuyerReference = Type.String({ minLength: 1, maxLength: 200, description: "Copied to every period's invoice as its buyerReference" });
+const OrderReference = Type.String({ minLength: 1, maxLength: 200, description: "Copied to every period's invoice as its orderReference" });
 
 export const SubscriptionCreate = Type.Object(
   {
@@ -45,6 +47,8 @@ export const SubscriptionCreate = Type.Object(
     lines: Lines,
     externalReference: Type.Optional(Nullable(ExternalReference)),
     metadata: Type.Optional(Nullable(Metadata)),
+    buyerReference: Type.Optional(Nullable(BuyerReference)),
+    orderReference: Type.Optional(Nullable(OrderReference)),
   },
   { additionalProperties: false, title: 'SubscriptionCreate' },
 );
@@ -62,6 +66,8 @@ export const SubscriptionPatch = Type.Object(
     lines: Type.Optional(Lines),
     externalReference: Type.Optional(Nullable(ExternalReference)),
     metadata: Type.Optional(Nullable(Metadata)),
+    buyerReference: Type.Optional(Nullable(BuyerReference)),
+    orderReference: Type.Optional(Nullable(OrderReference)),
   },
   {
     additionalProperties: false,
@@ -108,6 +114,8 @@ export const Subscription = Type.Object(
     lines: Type.Array(SubscriptionLine),
     externalReference: Nullable(Type.String()),
     metadata: Nullable(Metadata),
+    buyerReference: Nullable(Type.String()),
+    orderReference: Nullable(Type.String()),
     status: SubscriptionStatus,
     nextInvoiceDate: Nullable(
       Type.String({

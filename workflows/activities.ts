@@ -28,6 +28,8 @@ import type { Resolver } from '../services/webhooks/url-policy.ts';
 import { withActivityBoundary } from './shared/activity-boundary.ts';
 import { deliverReminder, REMINDER_RECORD } from '../activities/reminders/deliver-reminder.ts';
 import { createLetterService } from '../activities/letters/create-letter-service.ts';
+import { createAccessPoint } from '../activities/einvoices/create-access-point.ts';
+import type { EInvoiceAccessPoint } from '../services/einvoices/einvoice-port.ts';
 import type { LetterService } from '../services/letters/letter-port.ts';
 import { renderReminderDocument } from '../services/reminders/render-reminder.ts';
 import { takeDueDunningStep } from '../services/reminders/take-due-dunning-step.ts';
@@ -61,6 +63,8 @@ export interface ActivityResources {
   log?: (level: 'info' | 'warn', msg: string, fields: Record<string, unknown>) => void;
   /** Where reminder letters go; defaults to LETTER_API_URL's provider, else PDF files under DATA_DIR/letters. */
   letters?: LetterService;
+  /** Where e-invoices go; defaults to EINVOICE_AP_URL's access point, else files under DATA_DIR/einvoices. */
+  einvoices?: EInvoiceAccessPoint;
   /** The pay page's address (PAY_BASE_URL), for the payment link in reminders. */
   payBaseUrl?: string;
   /** Where collection cases are handed over; defaults to COLLECTION_PARTNER_URL's partner, else JSON files under DATA_DIR/collections. */
@@ -88,7 +92,13 @@ export const restateWebhookHandOff = (ingressUrl: string, db: Db) => {
 export function createActivities(
   db: Db,
   config: Pick<Config, 'idempotencyRetentionDays' | 'mailFromAddress' | 'publicApiUrl'> &
-    Partial<Pick<Config, 'webhookAllowLoopback' | 'letterApiUrl' | 'letterApiKey' | 'dataDir' | 'collectionPartnerUrl' | 'collectionPartnerSecret' | 'documentStore' | 's3Endpoint' | 's3Bucket' | 's3Region'>>,
+    Partial<
+      Pick<
+        Config,
+        | 'webhookAllowLoopback' | 'letterApiUrl' | 'letterApiKey' | 'einvoiceApUrl' | 'einvoiceApKey' | 'dataDir'
+        | 'collectionPartnerUrl' | 'collectionPartnerSecret' | 'documentStore' | 's3Endpoint' | 's3Bucket' | 's3Region'
+      >
+    >,
   resources: ActivityResources,
 ): Activities {
   const clock = resources.clock ?? createPostgresBusinessClock(db.sql);
@@ -120,8 +130,16 @@ export function createActivities(
     letters: { send: (letter) => letterService().send(letter) },
     fromAddress: config.mailFromAddress,
   };
+  // Created on the first e-invoice, like the letter service.
+  let einvoices: EInvoiceAccessPoint | undefined = resources.einvoices;
+  const accessPoint = (): EInvoiceAccessPoint =>
+    (einvoices ??= createAccessPoint(
+      { einvoiceApUrl: config.einvoiceApUrl, einvoiceApKey: config.einvoiceApKey, dataDir: config.dataDir ?? '.data' },
+      (level, msg, fields) => log(level === 'error' ? 'warn' : level, msg, fields ?? {}),
+    ));
   const mail: InvoiceMailDeps = {
     ...delivery,
+    einvoices: { deliver: (d) => accessPoint().deliver(d) },
     trackingPixelUrl: (org, invoiceId) =>
       config.publicApiUrl ? `${config.publicApiUrl.replace(/\/+$/, '')}/t/o/${trackingToken(resources.keyring, org, invoiceId)}.gif` : null,
   };

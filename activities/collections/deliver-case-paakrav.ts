@@ -68,7 +68,12 @@ export const CASE_PAAKRAV_DOCUMENT: DocumentKind<CasePaakravDeliveryDeps, ReadyP
     mail: (to) => composeCasePaakravMail({ view, fromAddress: deps.fromAddress, to: to.email, recipientName: to.name, pdf }),
     letter: documentLetter({ id: casePaakravLetterId(caseId), organizationId, documentSha256, pdf }, view.creditor),
   }),
-  answer: (sent) => (sent.kind === 'sent' ? { kind: 'sent', channel: sent.channel, reference: sentReference(sent) } : sent),
+  answer: (sent) => {
+    if (sent.kind !== 'sent') return sent;
+    // A påkrav has no e-invoice: its recipient is always an e-mail address or a postal one.
+    if (sent.channel === 'einvoice') throw new Error('a påkrav was delivered as an e-invoice');
+    return { kind: 'sent', channel: sent.channel, reference: sentReference(sent) };
+  },
 };
 
 export const deliverCasePaakrav = (deps: CasePaakravDeliveryDeps, organizationId: string, caseId: string, documentSha256: string): Promise<CasePaakravDelivery> =>

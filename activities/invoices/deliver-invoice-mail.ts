@@ -8,8 +8,15 @@ import type { DeliveryRecord } from '../../services/dispatch/record-delivery.ts'
 import { storedDocument } from '../../services/dispatch/stored-document.ts';
 import { INVOICE_SEND_LIFECYCLE, type InvoiceSendStatus } from '../../services/invoices/invoice-send-lifecycle.ts';
 import { composeInvoiceMail } from '../mail/invoice-mail.ts';
+import type { SendChannel } from '../../services/invoices/send-invoice.ts';
+import type { EInvoiceAccessPoint, EInvoiceDelivery } from '../../services/einvoices/einvoice-port.ts';
+import { DomainError } from '../../services/shared/errors.ts';
+import { eInvoiceAddress } from '../../services/customers/einvoice-address.ts';
+import { getEInvoice } from '../../services/einvoices/get-einvoice.ts';
 
 export interface InvoiceMailDeps extends Omit<DeliveryDeps, 'letters'> {
+  /** The e-invoice access point, for customers whose issued invoice has an e-invoice address. */
+  einvoices: EInvoiceAccessPoint;
   /** URL of the tracking pixel for an invoice, or null when the API has no public address to put in a mail. */
   trackingPixelUrl: (organizationId: string, invoiceId: string) => string | null;
 }
@@ -20,16 +27,17 @@ export type DeliveryOutcome = { status: 'sent' | 'delivered' | 'failed' | 'unkno
 export type MailAttempt =
   | { kind: 'settled'; outcome: DeliveryOutcome }
   | { kind: 'mailed'; messageId: string; accepted: boolean; response: string; number: number; externalReference: string | null }
+  | { kind: 'einvoiced'; reference: string; sha256: string; number: number; externalReference: string | null }
   | Refused;
 
-type ReadyInvoice = { send: { organization_id: string; message_id: string }; loaded: NonNullable<Awaited<ReturnType<typeof loadDocumentView>>>; pdf: Buffer };
+type ReadyInvoice = { send: { organization_id: string; message_id: string; channel: SendChannel }; loaded: NonNullable<Awaited<ReturnType<typeof loadDocumentView>>>; pdf: Buffer };
 
 /** The invoice (or credit note) as a kind of outbound document: by e-mail to the customer, under the send's Message-ID. */
 export const INVOICE_MAIL_DOCUMENT: DocumentKind<InvoiceMailDeps, ReadyInvoice, MailAttempt> = {
   prepare: (deps, invoiceId) =>
     deps.db.read(async (sql) => {
-      const [send] = await sql<{ organization_id: string; status: InvoiceSendStatus; failure_code: string | null; message_id: string }[]>`
-        SELECT organization_id, status, failure_code, message_id FROM invoice_sends WHERE invoice_id = ${invoiceId}`;
+      const [send] = await sql<{ organization_id: string; status: InvoiceSendStatus; failure_code: string | null; message_id: string; channel: SendChannel }[]>`
+        SELECT organization_id, status, failure_code, message_id, channel FROM invoice_sends WHERE invoice_id = ${invoiceId}`;
       if (!send) return { settled: { kind: 'settled', outcome: { status: 'unknown' } } };
       if (send.status !== INVOICE_SEND_LIFECYCLE.state.queued) return { settled: { kind: 'settled', outcome: { status: send.status, ...(send.failure_code ? { code: send.failure_code } : {}) } } };
       const loaded = await loadDocumentView(sql, deps.keyring, send.organization_id, invoiceId);
@@ -37,9 +45,29 @@ export const INVOICE_MAIL_DOCUMENT: DocumentKind<InvoiceMailDeps, ReadyInvoice, 
       const pdf = await storedDocument(sql, deps.documents, send.organization_id, loaded.documentSha256, `invoice ${invoiceId}`);
       return { ready: { send, loaded, pdf } };
     }),
-  recipient: ({ loaded }) =>
-    loaded.buyerEmail ? { channel: 'email', name: loaded.view.buyer.name, email: loaded.buyerEmail } : refused('customer_email_missing', 'the customer has no e-mail address'),
+  recipient: ({ send, loaded }) => {
+    if (send.channel === 'einvoice') {
+      const address = eInvoiceAddress(loaded.view.buyer);
+      return address ? { channel: 'einvoice', receiver: `${address.scheme}:${address.identifier}` } : refused('einvoice_not_possible', 'the issued invoice has no e-invoice address');
+    }
+    return loaded.buyerEmail ? { channel: 'email', name: loaded.view.buyer.name, email: loaded.buyerEmail } : refused('customer_email_missing', 'the customer has no e-mail address');
+  },
   outbound: ({ send, loaded, pdf }, deps, invoiceId) => ({
+    // The invoice's e-invoice, made and stored write-once in its default profile (the one GET …/einvoice answers),
+    // delivered under the send's id: a delivery that runs again is the same delivery to the access point.
+    einvoice: async (to) => {
+      const doc = await getEInvoice(deps.db, deps.documents, send.organization_id, invoiceId, 'invoice', undefined);
+      return {
+        id: send.message_id,
+        organizationId: send.organization_id,
+        sender: `0184:${loaded.view.seller.cvr}`,
+        receiver: to.receiver,
+        profile: doc.profile,
+        documentType: 'Invoice',
+        document: doc.bytes,
+        sha256: doc.sha256,
+      };
+    },
     mail: (to) =>
       composeInvoiceMail({
         view: loaded.view,
@@ -54,6 +82,9 @@ export const INVOICE_MAIL_DOCUMENT: DocumentKind<InvoiceMailDeps, ReadyInvoice, 
   }),
   answer: (sent, { loaded }) => {
     if (sent.kind === 'refused') return sent;
+    if (sent.channel === 'einvoice') {
+      return { kind: 'einvoiced', reference: sent.reference, sha256: sent.sha256, number: loaded.view.number, externalReference: loaded.externalReference };
+    }
     const { messageId, accepted, response } = sent as Extract<ChannelOutcome, { channel: 'email' }>;
     return { kind: 'mailed', messageId, accepted, response, number: loaded.view.number, externalReference: loaded.externalReference };
   },
@@ -66,16 +97,17 @@ export const INVOICE_MAIL_DOCUMENT: DocumentKind<InvoiceMailDeps, ReadyInvoice, 
  * workflow to retry.
  */
 export function mailInvoice(deps: InvoiceMailDeps, invoiceId: string): Promise<MailAttempt> {
-  const send = (mail: OutgoingMail) =>
-    deps.mailer.send(mail).catch(async (err: unknown) => {
-      if (!(err instanceof MailDeliveryError && err.permanent)) {
-        await deps.db.tx((tx) => tx`
-          UPDATE invoice_sends SET attempts = attempts + 1, last_error = ${String((err as Error).message).slice(0, 500)}
-          WHERE invoice_id = ${invoiceId} AND status IN ${INVOICE_SEND_LIFECYCLE.in(tx, [INVOICE_SEND_LIFECYCLE.state.queued])}`);
-      }
-      throw err;
-    });
-  return deliverDocument(INVOICE_MAIL_DOCUMENT, { ...deps, mailer: { send } }, invoiceId);
+  const counted = async (err: unknown, permanent: boolean): Promise<never> => {
+    if (!permanent) {
+      await deps.db.tx((tx) => tx`
+        UPDATE invoice_sends SET attempts = attempts + 1, last_error = ${String((err as Error).message).slice(0, 500)}
+        WHERE invoice_id = ${invoiceId} AND status IN ${INVOICE_SEND_LIFECYCLE.in(tx, [INVOICE_SEND_LIFECYCLE.state.queued])}`);
+    }
+    throw err;
+  };
+  const send = (mail: OutgoingMail) => deps.mailer.send(mail).catch((err: unknown) => counted(err, err instanceof MailDeliveryError && err.permanent));
+  const deliver = (d: EInvoiceDelivery) => deps.einvoices.deliver(d).catch((err: unknown) => counted(err, err instanceof DomainError && err.code === 'einvoice_rejected'));
+  return deliverDocument(INVOICE_MAIL_DOCUMENT, { ...deps, mailer: { send }, einvoices: { deliver } }, invoiceId);
 }
 
 /**
@@ -88,7 +120,9 @@ export async function recordInvoiceMail(deps: Pick<InvoiceMailDeps, 'db'>, invoi
   if (!send) return { status: 'unknown' };
   const org = send.organization_id;
   if (attempt.kind === 'refused') return recordFailure(deps, org, invoiceId, attempt.code, attempt.reason, attempt.smtpCode);
-  const transition = attempt.accepted ? 'deliver' : 'send';
+  const einvoice = attempt.kind === 'einvoiced';
+  // An access point's 2xx takes the document for delivery: `sent`, like a mail the server took.
+  const transition = !einvoice && attempt.accepted ? 'deliver' : 'send';
   await deps.db.tx(async (tx) => {
     await tx`SELECT 1 FROM invoices WHERE organization_id = ${org} AND id = ${invoiceId} FOR UPDATE`;
     // A send no longer queued was recorded already (this step ran before a crash): nothing more to write.
@@ -99,13 +133,17 @@ export async function recordInvoiceMail(deps: Pick<InvoiceMailDeps, 'db'>, invoi
     if (!updated) return;
     // sentAt was set when the send was taken (requestInvoiceSend); a send queued before that rule gets it here.
     await tx`UPDATE invoices SET sent_at = coalesce(sent_at, now()), updated_at = now() WHERE organization_id = ${org} AND id = ${invoiceId}`;
-    await recordTimeline(tx, org, invoiceId, 'sent', { messageId: attempt.messageId });
-    if (attempt.accepted) await recordTimeline(tx, org, invoiceId, 'delivered', { response: attempt.response });
+    if (einvoice) {
+      await recordTimeline(tx, org, invoiceId, 'einvoice_sent', { reference: attempt.reference, sha256: attempt.sha256 });
+    } else {
+      await recordTimeline(tx, org, invoiceId, 'sent', { messageId: attempt.messageId });
+      if (attempt.accepted) await recordTimeline(tx, org, invoiceId, 'delivered', { response: attempt.response });
+    }
     await recordEvent(tx, {
       organizationId: org,
       type: 'invoice.sent',
       entityId: invoiceId,
-      data: { invoiceId, number: attempt.number, channel: 'email', externalReference: attempt.externalReference },
+      data: { invoiceId, number: attempt.number, channel: einvoice ? 'einvoice' : 'email', externalReference: attempt.externalReference },
     });
   });
   return { status: INVOICE_SEND_LIFECYCLE.transitions[transition].to };
@@ -130,16 +168,23 @@ export async function recordFailure(
     if (!updated) return;
     // The invoice was not sent after all: sentAt, set when the send was taken, goes back to null until a new send.
     await tx`UPDATE invoices SET sent_at = NULL, updated_at = now() WHERE organization_id = ${organizationId} AND id = ${invoiceId}`;
-    await recordTimeline(tx, organizationId, invoiceId, 'send_failed', { code, ...(smtpCode ? { smtpCode } : {}) });
+    const [send] = await tx<{ channel: SendChannel }[]>`SELECT channel FROM invoice_sends WHERE invoice_id = ${invoiceId}`;
+    if (send?.channel === 'einvoice') {
+      // The access point's refusal, in its own words, is what the bookkeeper needs to put it right.
+      await recordTimeline(tx, organizationId, invoiceId, 'einvoice_failed', { code, message: reason.slice(0, 500) });
+    } else {
+      await recordTimeline(tx, organizationId, invoiceId, 'send_failed', { code, ...(smtpCode ? { smtpCode } : {}) });
+    }
   });
   return { status: INVOICE_SEND_LIFECYCLE.transitions.fail.to, code };
 }
 
 /** The mail step exhausted its retries: the send is recorded as failed (`mail_undeliverable`) with the last error. */
 export async function markInvoiceMailUndeliverable(deps: Pick<InvoiceMailDeps, 'db'>, invoiceId: string, reason: string): Promise<DeliveryOutcome> {
-  const [send] = await deps.db.read((sql) => sql<{ organization_id: string }[]>`SELECT organization_id FROM invoice_sends WHERE invoice_id = ${invoiceId}`);
+  const [send] = await deps.db.read((sql) => sql<{ organization_id: string; channel: SendChannel }[]>`
+    SELECT organization_id, channel FROM invoice_sends WHERE invoice_id = ${invoiceId}`);
   if (!send) return { status: 'unknown' };
-  return recordFailure(deps, send.organization_id, invoiceId, 'mail_undeliverable', reason);
+  return recordFailure(deps, send.organization_id, invoiceId, send.channel === 'einvoice' ? 'einvoice_undeliverable' : 'mail_undeliverable', reason);
 }
 
 /** How the invoice mail records its delivery (`recordDelivery('invoice', …)`): on its send row, keyed by the invoice. */

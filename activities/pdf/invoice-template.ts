@@ -41,6 +41,8 @@ const TEXTS = {
     dueDate: 'Forfaldsdato',
     customerReference: 'Deres reference',
     senderReference: 'Vores reference',
+    buyerReference: 'Købers reference',
+    orderReference: 'Ordrenr.',
     customer: 'Kunde',
     attention: 'Att.',
     cvr: 'CVR-nr.',
@@ -80,6 +82,8 @@ const TEXTS = {
     dueDate: 'Due date',
     customerReference: 'Your reference',
     senderReference: 'Our reference',
+    buyerReference: 'Buyer reference',
+    orderReference: 'Order no.',
     customer: 'Customer',
     attention: 'Attn.',
     cvr: 'CVR no.',
@@ -226,6 +230,8 @@ export function invoiceTemplateModel(view: InvoiceDocumentView): InvoiceTemplate
   if (!isCredit && view.dueDate) details.push({ label: t.dueDate, value: date(view.dueDate) });
   if (view.customerReference) details.push({ label: t.customerReference, value: view.customerReference });
   if (view.senderReference) details.push({ label: t.senderReference, value: view.senderReference });
+  if (view.buyerReference) details.push({ label: t.buyerReference, value: view.buyerReference });
+  if (view.orderReference) details.push({ label: t.orderReference, value: view.orderReference });
 
   let payment: InvoiceTemplateModel['payment'] = null;
   if (!isCredit) {

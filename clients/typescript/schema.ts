@@ -350,6 +350,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/invoices/{invoiceId}/einvoice": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download the e-invoice (OIOUBL or Peppol BIS 3)
+         * @description The UBL 2.1 e-invoice (Peppol BIS Billing 3.0 or OIOUBL 2.1) of the issued document, with its PDF embedded, built from the issue snapshot the first time a profile is asked for and stored: every later request answers the same bytes (ETag: their SHA-256). A draft is 422 invoice_not_issued; a document whose issued buyer lacks what the profile needs (an e-invoice address; a VAT number for reverse-charge or intra-EU lines) is 422 einvoice_not_possible, each missing item in `details`.
+         *
+         *     Requires scope `invoices:read`.
+         */
+        get: operations["getInvoiceEInvoice"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/invoices/{invoiceId}/timeline": {
         parameters: {
             query?: never;
@@ -444,6 +466,28 @@ export interface paths {
          * @description Requires scope `invoices:read`.
          */
         get: operations["getCreditNotePdf"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/creditnotes/{creditNoteId}/einvoice": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download the credit note's e-invoice (OIOUBL or Peppol BIS 3)
+         * @description The UBL 2.1 e-invoice (Peppol BIS Billing 3.0 or OIOUBL 2.1) of the issued document, with its PDF embedded, built from the issue snapshot the first time a profile is asked for and stored: every later request answers the same bytes (ETag: their SHA-256). A draft is 422 invoice_not_issued; a document whose issued buyer lacks what the profile needs (an e-invoice address; a VAT number for reverse-charge or intra-EU lines) is 422 einvoice_not_possible, each missing item in `details`.
+         *
+         *     Requires scope `invoices:read`.
+         */
+        get: operations["getCreditNoteEInvoice"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1741,6 +1785,9 @@ export interface components {
             language: ("da" | "en") | null;
             externalReference: string | null;
             metadata: components["schemas"]["Metadata"] | null;
+            ean: string | null;
+            peppolId: string | null;
+            vatNumber: string | null;
             /** @description Whether a CPR number is on file; the number itself is never readable */
             hasCpr: boolean;
             /**
@@ -1794,6 +1841,9 @@ export interface components {
             language?: ("da" | "en") | null;
             externalReference?: string | null;
             metadata?: components["schemas"]["Metadata"] | null;
+            ean?: string | null;
+            peppolId?: string | null;
+            vatNumber?: string | null;
         };
         /** CustomerPortal */
         CustomerPortal: {
@@ -2071,6 +2121,8 @@ export interface components {
             balanceOere: number;
             customerReference: string | null;
             senderReference: string | null;
+            buyerReference: string | null;
+            orderReference: string | null;
             message: string | null;
             heading: string | null;
             externalReference: string | null;
@@ -2515,6 +2567,8 @@ export interface components {
             lines: components["schemas"]["SubscriptionLine"][];
             externalReference: string | null;
             metadata: components["schemas"]["Metadata"] | null;
+            buyerReference: string | null;
+            orderReference: string | null;
             status: components["schemas"]["SubscriptionStatus"];
             nextInvoiceDate: string | null;
             /** @description Invoices issued for this subscription */
@@ -2908,6 +2962,9 @@ export interface operations {
                     language?: ("da" | "en") | null;
                     externalReference?: string | null;
                     metadata?: components["schemas"]["Metadata"] | null;
+                    ean?: string | null;
+                    peppolId?: string | null;
+                    vatNumber?: string | null;
                 };
             };
         };
@@ -3138,6 +3195,9 @@ export interface operations {
                     language?: ("da" | "en") | null;
                     externalReference?: string | null;
                     metadata?: components["schemas"]["Metadata"] | null;
+                    ean?: string | null;
+                    peppolId?: string | null;
+                    vatNumber?: string | null;
                 };
             };
         };
@@ -4508,6 +4568,8 @@ export interface operations {
                     paymentTermsDays?: number | null;
                     customerReference?: string | null;
                     senderReference?: string | null;
+                    buyerReference?: string | null;
+                    orderReference?: string | null;
                     message?: string | null;
                     heading?: string | null;
                     externalReference?: string | null;
@@ -4746,6 +4808,8 @@ export interface operations {
                     paymentTermsDays?: number | null;
                     customerReference?: string | null;
                     senderReference?: string | null;
+                    buyerReference?: string | null;
+                    orderReference?: string | null;
                     message?: string | null;
                     heading?: string | null;
                     externalReference?: string | null;
@@ -5320,6 +5384,95 @@ export interface operations {
             };
         };
     };
+    getInvoiceEInvoice: {
+        parameters: {
+            query?: {
+                /** @description peppol-bis-3 (Peppol BIS Billing 3.0) or oioubl (OIOUBL 2.1); default oioubl when the issued buyer has an ean, else peppol-bis-3 */
+                profile?: "peppol-bis-3" | "oioubl";
+            };
+            header?: never;
+            path: {
+                /** @description Invoice id (UUID) */
+                invoiceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The e-invoice */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": string;
+                };
+            };
+            /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope: the key lacks the scope this operation requires */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: the id is unknown or belongs to another organisation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": components["schemas"]["Error"];
+                };
+            };
+            /** @description A business rule refused the request (see the error code) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: see Retry-After and RateLimit-* headers */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getInvoiceTimeline: {
         parameters: {
             query?: {
@@ -5824,6 +5977,95 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCreditNoteEInvoice: {
+        parameters: {
+            query?: {
+                /** @description peppol-bis-3 (Peppol BIS Billing 3.0) or oioubl (OIOUBL 2.1); default oioubl when the issued buyer has an ean, else peppol-bis-3 */
+                profile?: "peppol-bis-3" | "oioubl";
+            };
+            header?: never;
+            path: {
+                /** @description Credit note id (UUID) */
+                creditNoteId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The e-invoice */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": string;
+                };
+            };
+            /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope: the key lacks the scope this operation requires */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: the id is unknown or belongs to another organisation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": components["schemas"]["Error"];
+                };
+            };
+            /** @description A business rule refused the request (see the error code) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: see Retry-After and RateLimit-* headers */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": components["schemas"]["Error"];
                 };
             };
         };
@@ -9449,6 +9691,8 @@ export interface operations {
                     lines: components["schemas"]["SubscriptionLineInput"][];
                     externalReference?: string | null;
                     metadata?: components["schemas"]["Metadata"] | null;
+                    buyerReference?: string | null;
+                    orderReference?: string | null;
                 };
             };
         };
@@ -9688,6 +9932,8 @@ export interface operations {
                     lines?: components["schemas"]["SubscriptionLineInput"][];
                     externalReference?: string | null;
                     metadata?: components["schemas"]["Metadata"] | null;
+                    buyerReference?: string | null;
+                    orderReference?: string | null;
                 };
             };
         };

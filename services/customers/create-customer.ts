@@ -2,9 +2,11 @@ import type { Customer, CustomerCreate } from '../../contracts/customers.ts';
 import type { Keyring } from '../shared/crypto.ts';
 import type { Queryable } from '../shared/db.ts';
 import { uuidv7 } from '../shared/ids.ts';
+import { assertEInvoiceFields } from './einvoice-address.ts';
 import { CUSTOMER_COLUMNS, customerOf, personalColumns, toCustomer, type CustomerRow } from './customer-queries.ts';
 
 function customerRow(keyring: Keyring, organizationId: string, input: CustomerCreate) {
+  assertEInvoiceFields(input);
   return {
     id: uuidv7(),
     organization_id: organizationId,
@@ -16,6 +18,9 @@ function customerRow(keyring: Keyring, organizationId: string, input: CustomerCr
     language: input.language ?? null,
     external_reference: input.externalReference ?? null,
     metadata: input.metadata ?? null,
+    ean: input.ean ?? null,
+    peppol_id: input.peppolId ?? null,
+    vat_number: input.vatNumber ?? null,
     email_enc: null as Buffer | null,
     email_bidx: null as Buffer | null,
     phone_enc: null as Buffer | null,

@@ -15,13 +15,16 @@ export interface CustomerRow {
   language: 'da' | 'en' | null;
   external_reference: string | null;
   metadata: Record<string, string> | null;
+  ean: string | null;
+  peppol_id: string | null;
+  vat_number: string | null;
   created_at: Date;
   updated_at: Date;
 }
 
 export const CUSTOMER_COLUMNS = [
   'id', 'type', 'name', 'cvr', 'address', 'email_enc', 'phone_enc', 'contact_person', 'language',
-  'external_reference', 'metadata', 'created_at', 'updated_at',
+  'external_reference', 'metadata', 'ean', 'peppol_id', 'vat_number', 'created_at', 'updated_at',
 ] as const;
 
 export function toCustomer(keyring: Keyring, r: CustomerRow): Customer {
@@ -46,6 +49,9 @@ export function customerOf(
     language: r.language,
     externalReference: r.external_reference,
     metadata: r.metadata,
+    ean: r.ean,
+    peppolId: r.peppol_id,
+    vatNumber: r.vat_number,
     hasCpr: r.has_cpr,
     createdAt: r.created_at.toISOString(),
     updatedAt: r.updated_at.toISOString(),

@@ -3,6 +3,7 @@ import type { Keyring } from '../shared/crypto.ts';
 import type { Queryable } from '../shared/db.ts';
 import { createCustomer } from './create-customer.ts';
 import { emailIndex } from './customer-queries.ts';
+import { assertEInvoiceFields } from './einvoice-address.ts';
 
 /**
  * Inline customers on invoice creation: matched on externalReference, then cvr, then e-mail
@@ -15,6 +16,8 @@ export async function findOrCreateCustomer(
   organizationId: string,
   input: CustomerCreate,
 ): Promise<{ id: string; created: boolean }> {
+  // A bad e-invoice address is refused whether or not the customer exists: the request is wrong either way.
+  assertEInvoiceFields(input, '/customer');
   // Two concurrent requests naming the same new customer must not both create it: inline creation is one at a time
   // per organisation (for the rest of the caller's transaction).
   await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`inline-customer:${organizationId}`}, 0))`;

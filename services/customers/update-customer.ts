@@ -3,6 +3,7 @@ import type { Keyring } from '../shared/crypto.ts';
 import type { Queryable } from '../shared/db.ts';
 import { notFound } from '../shared/errors.ts';
 import { isUuid } from '../shared/ids.ts';
+import { assertEInvoiceFields } from './einvoice-address.ts';
 import { CUSTOMER_COLUMNS, personalColumns, toCustomer, type CustomerRow } from './customer-queries.ts';
 
 const PLAIN_FIELDS = {
@@ -14,6 +15,9 @@ const PLAIN_FIELDS = {
   language: 'language',
   externalReference: 'external_reference',
   metadata: 'metadata',
+  ean: 'ean',
+  peppolId: 'peppol_id',
+  vatNumber: 'vat_number',
 } as const satisfies Partial<Record<keyof CustomerPatch, string>>;
 
 /** PATCH semantics: an omitted field is kept, `null` clears it, a value replaces it (objects as a whole). */
@@ -25,6 +29,7 @@ export async function updateCustomer(
   patch: CustomerPatch,
 ): Promise<Customer> {
   if (!isUuid(id)) throw notFound('customer_not_found', 'customer');
+  assertEInvoiceFields(patch);
   const set: Record<string, unknown> = {};
   for (const [field, column] of Object.entries(PLAIN_FIELDS)) {
     const value = patch[field as keyof typeof PLAIN_FIELDS];

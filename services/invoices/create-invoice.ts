@@ -31,6 +31,8 @@ export async function createInvoice(sql: Queryable, keyring: Keyring, organizati
       gross_oere: 0,
       customer_reference: input.customerReference ?? null,
       sender_reference: input.senderReference ?? null,
+      buyer_reference: input.buyerReference ?? null,
+      order_reference: input.orderReference ?? null,
       message: input.message ?? null,
       heading: input.heading ?? null,
       external_reference: input.externalReference ?? null,

@@ -82,6 +82,8 @@ export async function creditInvoice(
       gross_oere: original.gross_oere,
       customer_reference: original.customer_reference,
       sender_reference: original.sender_reference,
+      buyer_reference: original.buyer_reference,
+      order_reference: original.order_reference,
       // The document prints the original's heading and message (documentView above); the record says what it prints.
       message: original.message,
       heading: original.heading,

@@ -30,8 +30,11 @@ export async function loadSeller(sql: Queryable, organizationId: string): Promis
 
 /** The buyer as printed, plus what sending needs (language, e-mail). */
 export async function loadBuyer(sql: Queryable, keyring: Keyring, organizationId: string, customerId: string): Promise<BuyerSnapshot> {
-  const [c] = await sql<{ name: string; cvr: string | null; address: Address | null; contact_person: string | null; language: 'da' | 'en' | null; email_enc: Buffer | null }[]>`
-    SELECT name, cvr, address, contact_person, language, email_enc FROM customers
+  const [c] = await sql<{
+    name: string; cvr: string | null; address: Address | null; contact_person: string | null; language: 'da' | 'en' | null; email_enc: Buffer | null;
+    ean: string | null; peppol_id: string | null; vat_number: string | null;
+  }[]>`
+    SELECT name, cvr, address, contact_person, language, email_enc, ean, peppol_id, vat_number FROM customers
     WHERE organization_id = ${organizationId} AND id = ${customerId}`;
   return {
     name: c!.name,
@@ -43,12 +46,20 @@ export async function loadBuyer(sql: Queryable, keyring: Keyring, organizationId
     contactPerson: c!.contact_person,
     language: c!.language ?? 'da',
     email: c!.email_enc ? keyring.decrypt(c!.email_enc) : null,
+    ean: c!.ean,
+    peppolId: c!.peppol_id,
+    vatNumber: c!.vat_number,
   };
 }
 
-/** The snapshot stored on the invoice: everything printed, nothing that is personal data beyond the document's own. */
+/**
+ * The snapshot stored on the invoice: everything printed, and the e-invoice address and VAT number the e-invoice is
+ * addressed by (frozen like the name, so that an e-invoice made later says what the issue said); nothing that is
+ * personal data beyond the document's own.
+ */
 export const printedBuyer = (b: BuyerSnapshot): InvoiceDocumentView['buyer'] => ({
   name: b.name, cvr: b.cvr, street: b.street, postalCode: b.postalCode, city: b.city, country: b.country, contactPerson: b.contactPerson,
+  ean: b.ean ?? null, peppolId: b.peppolId ?? null, vatNumber: b.vatNumber ?? null,
 });
 
 export const printedSeller = (s: SellerSnapshot): InvoiceDocumentView['seller'] => ({

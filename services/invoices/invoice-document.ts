@@ -24,11 +24,18 @@ export interface InvoiceDocumentView {
   /** null on credit notes (nothing to pay). */
   dueDate: string | null;
   seller: DocumentParty & { email: string | null; bankReg: string | null; bankAccount: string | null };
-  buyer: DocumentParty & { contactPerson: string | null };
+  /**
+   * The buyer as frozen at issue. The e-invoice address (`ean`, `peppolId`) and `vatNumber` are frozen with it
+   * (docs/einvoicing.md); documents issued before they existed have none (absent).
+   */
+  buyer: DocumentParty & { contactPerson: string | null; ean?: string | null; peppolId?: string | null; vatNumber?: string | null };
   heading: string | null;
   message: string | null;
   customerReference: string | null;
   senderReference: string | null;
+  /** The buyer's reference and order number (Peppol BT-10, BT-13): printed, and carried by the e-invoice. */
+  buyerReference: string | null;
+  orderReference: string | null;
   lines: {
     description: string;
     /** Exact decimal text, e.g. "1.5". */
@@ -38,6 +45,8 @@ export interface InvoiceDocumentView {
     discount: { type: 'percent' | 'amount'; value: number } | null;
     discountOere: number;
     netOere: number;
+    /** The line's own VAT as the invoice computed it (absent in views made without the invoice's lines). */
+    vatOere?: number;
     vatRateBps: number;
     vatExemptionReason: ExemptionReason | null;
   }[];

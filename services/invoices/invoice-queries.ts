@@ -24,6 +24,8 @@ export interface InvoiceRow {
   reminder_fee_oere: number;
   customer_reference: string | null;
   sender_reference: string | null;
+  buyer_reference: string | null;
+  order_reference: string | null;
   message: string | null;
   heading: string | null;
   external_reference: string | null;
@@ -85,7 +87,7 @@ export const invoiceSelect = (sql: Queryable) => {
   i.id, i.type, i.status, i.number, i.customer_id, i.issue_date, i.due_date, i.payment_terms_days,
   i.net_oere, i.vat_oere, i.gross_oere,
   ${t.paid}::bigint AS paid_oere, ${t.credited}::bigint AS credited_oere, ${t.fees}::bigint AS reminder_fee_oere,
-  i.customer_reference, i.sender_reference, i.message, i.heading, i.external_reference, i.metadata,
+  i.customer_reference, i.sender_reference, i.buyer_reference, i.order_reference, i.message, i.heading, i.external_reference, i.metadata,
   i.credits_invoice_id, i.subscription_id, i.period_start, i.period_end, i.document_sha256, i.created_at, i.updated_at, i.issued_at, i.sent_at,
   -- Lines in the same statement as the header, so a reader never pairs a header with another version's lines.
   (SELECT coalesce(json_agg(json_build_object(
@@ -139,6 +141,8 @@ export function toInvoice(r: InvoiceRow, lines: LineRow[] = r.lines): Invoice {
     balanceOere: rowBalanceOere({ ...r, credited_oere: credited }),
     customerReference: r.customer_reference,
     senderReference: r.sender_reference,
+    buyerReference: r.buyer_reference,
+    orderReference: r.order_reference,
     message: r.message,
     heading: r.heading,
     externalReference: r.external_reference,

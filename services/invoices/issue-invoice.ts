@@ -13,6 +13,7 @@ import { notEditable } from './replace-invoice.ts';
 import { assertSellerDetailsComplete } from '../organizations/seller-details.ts';
 import { INVOICE_LIFECYCLE, INVOICE_STATUS, openStatuses, transitionInvoice } from './invoice-lifecycle.ts';
 import { lightLogoNow } from '../branding/document-logo.ts';
+import { eInvoiceAddress } from '../customers/einvoice-address.ts';
 
 export interface IssueDeps {
   keyring: Keyring;
@@ -57,6 +58,19 @@ async function assertCustomerTotalRepresentable(sql: Queryable, organizationId: 
   }
 }
 
+/**
+ * An invoice to a customer with an e-invoice address must carry the buyer's reference or order number: Peppol's rule
+ * R003 demands one, and Danish public buyers route their invoices by it. Checked before the number is taken.
+ */
+export function assertBuyerReference(buyer: BuyerSnapshot, row: Pick<InvoiceRow, 'buyer_reference' | 'order_reference'>): void {
+  if (!eInvoiceAddress(buyer) || row.buyer_reference || row.order_reference) return;
+  throw new DomainError(
+    'buyer_reference_required',
+    "The customer receives e-invoices: give the invoice the buyer's reference (buyerReference) or order number (orderReference) before issuing it.",
+    { details: [{ path: '/buyerReference', message: 'is required (or orderReference) for a customer with an e-invoice address' }] },
+  );
+}
+
 export function documentView(
   kind: 'invoice' | 'creditNote',
   number: number,
@@ -64,7 +78,7 @@ export function documentView(
   dueDate: string | null,
   seller: SellerSnapshot | InvoiceDocumentView['seller'],
   buyer: BuyerSnapshot,
-  row: Pick<InvoiceRow, 'heading' | 'message' | 'customer_reference' | 'sender_reference'>,
+  row: Pick<InvoiceRow, 'heading' | 'message' | 'customer_reference' | 'sender_reference' | 'buyer_reference' | 'order_reference'>,
   lines: LineRow[],
   credits: InvoiceDocumentView['credits'],
 ): InvoiceDocumentView {
@@ -89,6 +103,8 @@ export function documentView(
     message: row.message,
     customerReference: row.customer_reference,
     senderReference: row.sender_reference,
+    buyerReference: row.buyer_reference,
+    orderReference: row.order_reference,
     lines: lines.map((l) => ({
       description: l.description,
       quantity: l.quantity,
@@ -97,6 +113,7 @@ export function documentView(
       discount: l.discount_type ? { type: l.discount_type, value: l.discount_value! } : null,
       discountOere: l.discount_oere,
       netOere: l.net_oere,
+      vatOere: l.vat_oere,
       vatRateBps: l.vat_rate_bps,
       vatExemptionReason: l.vat_exemption_reason as ExemptionReason | null,
     })),
@@ -142,6 +159,7 @@ export async function reserveIssue(
   // A guard before the number is taken: a refusal uses no number, and its transaction leaves nothing behind.
   assertSellerDetailsComplete(seller);
   const buyer = await loadBuyer(sql, deps.keyring, organizationId, row.customer_id);
+  assertBuyerReference(buyer, row);
   const issueDate = body.issueDate ?? (await deps.clock.today(organizationId));
   const dueDate = body.dueDate ?? row.due_date ?? addDays(issueDate, row.payment_terms_days ?? seller.defaultPaymentTermsDays);
   // A due date in the past is allowed (an invoice issued late is overdue at once); one past year 9999 is not.

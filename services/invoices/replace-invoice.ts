@@ -25,6 +25,8 @@ export async function replaceInvoice(sql: Queryable, organizationId: string, id:
       gross_oere: totals.grossOere,
       customer_reference: input.customerReference ?? null,
       sender_reference: input.senderReference ?? null,
+      buyer_reference: input.buyerReference ?? null,
+      order_reference: input.orderReference ?? null,
       message: input.message ?? null,
       heading: input.heading ?? null,
       external_reference: input.externalReference ?? null,

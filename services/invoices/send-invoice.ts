@@ -6,9 +6,14 @@ import { isIssued } from './invoice-lifecycle.ts';
 import { FAILED_SEND_STATUS, INVOICE_SEND_LIFECYCLE, INVOICE_SEND_TRANSITIONS, QUEUED_SEND_STATUS, type InvoiceSendStatus } from './invoice-send-lifecycle.ts';
 import { loadBuyer } from './document-parties.ts';
 import { recordTimeline } from './record-timeline.ts';
+import { eInvoiceAddress } from '../customers/einvoice-address.ts';
 
-/** `meta.send` of a send (docs/api-conventions.md, "Invoices and credit notes", Sending). */
-export type SendMeta = { status: 'sent' } | { status: 'failed'; code: string };
+/**
+ * `meta.send` of a send (docs/api-conventions.md, "Invoices and credit notes", Sending): its status and channel,
+ * `einvoice` for a customer whose issued invoice has an e-invoice address (docs/einvoicing.md), else `email`.
+ */
+export type SendChannel = 'email' | 'einvoice';
+export type SendMeta = { status: 'sent'; channel: SendChannel } | { status: 'failed'; code: string; channel: SendChannel };
 
 /** Starts the mail workflow for an invoice whose send was just committed. Implemented over Restate. */
 export interface InvoiceMailDispatch {
@@ -39,32 +44,38 @@ export async function requestInvoiceSend(
   if (!isIssued(row.status)) {
     throw new DomainError('invoice_not_issued', 'Only an issued invoice can be sent; issue it first.');
   }
-  const [previous] = await sql<{ status: InvoiceSendStatus; failure_code: string | null }[]>`
-    SELECT status, failure_code FROM invoice_sends WHERE invoice_id = ${invoiceId}`;
+  const [previous] = await sql<{ status: InvoiceSendStatus; failure_code: string | null; channel: SendChannel }[]>`
+    SELECT status, failure_code, channel FROM invoice_sends WHERE invoice_id = ${invoiceId}`;
   // Sent or delivered: answer as the first send did, mail nothing. Still queued: the first hand-off may have been
   // lost, so hand it on again (the workflow mails a queued send once, whoever asks).
   if (previous && !INVOICE_SEND_LIFECYCLE.can(previous.status, 'retry')) {
-    return { send: { status: 'sent' }, dispatch: previous.status === QUEUED_SEND_STATUS };
+    return { send: { status: 'sent', channel: previous.channel }, dispatch: previous.status === QUEUED_SEND_STATUS };
   }
+  // The e-invoice goes to the address the issue froze (the document is addressed by it), else the mail to the
+  // customer's e-mail address now.
+  const [snapshot] = await sql<{ ean: string | null; peppol_id: string | null }[]>`
+    SELECT buyer_snapshot->>'ean' AS ean, buyer_snapshot->>'peppolId' AS peppol_id FROM invoices
+    WHERE organization_id = ${organizationId} AND id = ${invoiceId}`;
+  const channel: SendChannel = eInvoiceAddress({ ean: snapshot?.ean, peppolId: snapshot?.peppol_id }) ? 'einvoice' : 'email';
   const buyer = await loadBuyer(sql, keyring, organizationId, row.customer_id);
   const messageId = `${invoiceId}.invoice@${mailDomain}`;
-  if (!buyer.email) {
+  if (channel === 'email' && !buyer.email) {
     await sql`
       INSERT INTO invoice_sends (invoice_id, organization_id, status, failure_code, message_id)
       VALUES (${invoiceId}, ${organizationId}, ${FAILED_SEND_STATUS}, 'customer_email_missing', ${messageId})
       ON CONFLICT (invoice_id) DO UPDATE SET requested_at = now()`;
     await recordTimeline(sql, organizationId, invoiceId, 'send_failed', { code: 'customer_email_missing' });
-    return { send: { status: 'failed', code: 'customer_email_missing' }, dispatch: false };
+    return { send: { status: 'failed', code: 'customer_email_missing', channel }, dispatch: false };
   }
   // After a failure (no address then, a refused or undeliverable mail) a new send tries again, with a new Message-ID.
   await sql`
-    INSERT INTO invoice_sends (invoice_id, organization_id, status, message_id)
-    VALUES (${invoiceId}, ${organizationId}, ${QUEUED_SEND_STATUS}, ${messageId})
+    INSERT INTO invoice_sends (invoice_id, organization_id, status, message_id, channel)
+    VALUES (${invoiceId}, ${organizationId}, ${QUEUED_SEND_STATUS}, ${messageId}, ${channel})
     ON CONFLICT (invoice_id) DO UPDATE
-      SET status = ${INVOICE_SEND_TRANSITIONS.retry.to}, failure_code = NULL, last_error = NULL, requested_at = now(),
+      SET status = ${INVOICE_SEND_TRANSITIONS.retry.to}, failure_code = NULL, channel = ${channel}, last_error = NULL, requested_at = now(),
           message_id = ${`${invoiceId}.invoice.${Date.now()}@${mailDomain}`}
       WHERE invoice_sends.organization_id = ${organizationId}
         AND invoice_sends.status IN ${INVOICE_SEND_LIFECYCLE.in(sql, INVOICE_SEND_TRANSITIONS.retry.from)}`;
   await sql`UPDATE invoices SET sent_at = now(), updated_at = now() WHERE organization_id = ${organizationId} AND id = ${invoiceId}`;
-  return { send: { status: 'sent' }, dispatch: true };
+  return { send: { status: 'sent', channel }, dispatch: true };
 }

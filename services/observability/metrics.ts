@@ -259,11 +259,11 @@ export const recordPdfRender = (kind: string, seconds: number): void => void pdf
 
 const documentDeliveries = new Counter({
   name: 'faktura_document_deliveries_total',
-  help: 'Mails and letters handed to their channel, by channel (email, letter, none: nobody to send to) and outcome (sent, refused, failed: retried later).',
+  help: 'Mails, letters and e-invoices handed to their channel, by channel (email, letter, einvoice, none: nobody to send to) and outcome (sent, refused, failed: retried later).',
   labelNames: ['channel', 'outcome'] as const,
   registers: [registry],
 });
-export type DeliveryChannel = 'email' | 'letter' | 'none';
+export type DeliveryChannel = 'email' | 'letter' | 'einvoice' | 'none';
 export type DeliveryOutcome = 'sent' | 'refused' | 'failed';
 export const recordDocumentDelivery = (channel: DeliveryChannel, outcome: DeliveryOutcome): void => void documentDeliveries.inc({ channel, outcome });
 

@@ -60,6 +60,10 @@ export interface Config {
   letterApiUrl: string | undefined;
   /** LETTER_API_KEY: the provider's bearer token (a secret: never logged); required with LETTER_API_URL. */
   letterApiKey: string | undefined;
+  /** EINVOICE_AP_URL: the e-invoice access-point provider's HTTP API; unset keeps e-invoices as files under DATA_DIR/einvoices. */
+  einvoiceApUrl: string | undefined;
+  /** EINVOICE_AP_KEY: the access point's bearer token (a secret: never logged); required with EINVOICE_AP_URL. */
+  einvoiceApKey: string | undefined;
   /**
    * COLLECTION_PARTNER_URL: where a collection case is handed over (a signed JSON POST per case); unset keeps each
    * hand-over as a JSON file under DATA_DIR/collections.
@@ -208,6 +212,14 @@ const httpUrl = (name: string, raw: string | undefined): string | undefined => {
   return raw.replace(/\/+$/, '');
 };
 
+// An access point without its key would refuse every e-invoice; said at start, like the letter service's.
+const einvoiceAp = (env: NodeJS.ProcessEnv): Pick<Config, 'einvoiceApUrl' | 'einvoiceApKey'> => {
+  const einvoiceApUrl = httpUrl('EINVOICE_AP_URL', env.EINVOICE_AP_URL);
+  const einvoiceApKey = env.EINVOICE_AP_KEY || undefined;
+  if (einvoiceApUrl && !einvoiceApKey) throw new Error('EINVOICE_AP_KEY must be set with EINVOICE_AP_URL');
+  return { einvoiceApUrl, einvoiceApKey };
+};
+
 // A letter service without its key would refuse every letter; say so at start, without echoing the key.
 const letterApi = (env: NodeJS.ProcessEnv): Pick<Config, 'letterApiUrl' | 'letterApiKey'> => {
   const letterApiUrl = httpUrl('LETTER_API_URL', env.LETTER_API_URL);
@@ -268,6 +280,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     payTrustProxy: bool('PAY_TRUST_PROXY', env.PAY_TRUST_PROXY),
     webhookAllowLoopback: allowLoopback(env),
     ...letterApi(env),
+    ...einvoiceAp(env),
     ...collectionPartner(env),
     dnsServers: dnsServers(env.DNS_SERVERS),
     portalCnameTarget: hostName('PORTAL_CNAME_TARGET', env.PORTAL_CNAME_TARGET) ?? 'portal.faktura.invalid',

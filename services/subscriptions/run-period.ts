@@ -114,7 +114,14 @@ export async function reservePeriodRun(
     vatRateBps: l.vatRateBps,
     ...(l.vatExemptionReason !== null ? { vatExemptionReason: l.vatExemptionReason } : {}),
   }));
-  const draft = await createInvoice(sql, deps.keyring, organizationId, { customerId: row.customer_id, lines, dueDate });
+  const draft = await createInvoice(sql, deps.keyring, organizationId, {
+    customerId: row.customer_id,
+    lines,
+    dueDate,
+    // A customer that receives e-invoices needs one of them on every invoice (buyer_reference_required).
+    buyerReference: row.buyer_reference,
+    orderReference: row.order_reference,
+  });
   await sql`
     UPDATE invoices SET subscription_id = ${row.id}, period_start = ${period.start}, period_end = ${period.end}
     WHERE organization_id = ${organizationId} AND id = ${draft.id}`;

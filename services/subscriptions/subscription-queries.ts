@@ -32,6 +32,8 @@ export interface SubscriptionRow {
   lines: StoredLine[];
   external_reference: string | null;
   metadata: Record<string, string> | null;
+  buyer_reference: string | null;
+  order_reference: string | null;
   status: SubscriptionStatus;
   anchor_date: string;
   anchor_period: number;
@@ -54,7 +56,7 @@ export interface SubscriptionRow {
 /** The select list of every subscription read, over the alias `s`. */
 export const subscriptionSelect = (sql: Queryable) => sql`
   s.id, s.customer_id, s.name, s.interval_unit, s.interval_count, s.start_date, s.end_date, s.due_days, s.auto_send,
-  s.lines, s.external_reference, s.metadata, s.status, s.anchor_date, s.anchor_period, s.next_period,
+  s.lines, s.external_reference, s.metadata, s.buyer_reference, s.order_reference, s.status, s.anchor_date, s.anchor_period, s.next_period,
   s.next_invoice_date, s.paused_at, s.cancelled_at, s.ended_at, s.created_at, s.updated_at,
   (SELECT count(*) FROM subscription_runs r JOIN invoices i ON i.organization_id = r.organization_id AND i.id = r.invoice_id
     WHERE r.organization_id = s.organization_id AND r.subscription_id = s.id
@@ -146,6 +148,8 @@ export function toSubscription(r: SubscriptionRow, today: string): Subscription 
     lines: linesWithAmounts(r.lines).lines,
     externalReference: r.external_reference,
     metadata: r.metadata,
+    buyerReference: r.buyer_reference,
+    orderReference: r.order_reference,
     status: r.status,
     nextInvoiceDate: unissued.firstStart ?? r.next_invoice_date,
     invoiceCount: r.invoice_count,

@@ -77,6 +77,8 @@ export async function updateSubscription(
       lines: sql.json(lines as never),
       external_reference: input.externalReference !== undefined ? input.externalReference : row.external_reference,
       metadata: input.metadata !== undefined ? input.metadata : row.metadata,
+      buyer_reference: input.buyerReference !== undefined ? input.buyerReference : row.buyer_reference,
+      order_reference: input.orderReference !== undefined ? input.orderReference : row.order_reference,
       anchor_date: schedule.anchorDate,
       anchor_period: schedule.anchorPeriod,
       next_period: nextPeriod,

@@ -73,6 +73,8 @@ const danishInvoice = (number = 1042): DocumentViews['invoice'] => ({
   message: null,
   customerReference: null,
   senderReference: null,
+  buyerReference: null,
+  orderReference: null,
   lines: [
     { description: 'Rugbrød', quantity: '120', unit: 'stk.', unitPriceOere: 3500, discount: null, discountOere: 0, netOere: 420000, vatRateBps: 2500, vatExemptionReason: null },
     { description: 'Kursus i bagning', quantity: '1', unit: null, unitPriceOere: 200000, discount: null, discountOere: 0, netOere: 200000, vatRateBps: 0, vatExemptionReason: 'ML13' },

@@ -95,7 +95,7 @@ export async function benchIssuing(
       language: 'da', kind: 'invoice', number: 1, issueDate: '2026-11-21', dueDate: '2026-12-05',
       seller: { name: 'Bench Bageri ApS', cvr: '12345678', street: 'Nørregade 1', postalCode: '8000', city: 'Aarhus C', country: null, email: null, bankReg: '1234', bankAccount: '0001234567' },
       buyer: { name: 'Kunde A/S', cvr: '87654321', street: 'Vestergade 2', postalCode: '5000', city: 'Odense C', country: null, contactPerson: null },
-      heading: null, message: null, customerReference: null, senderReference: null,
+      heading: null, message: null, customerReference: null, senderReference: null, buyerReference: null, orderReference: null,
       lines: [
         { description: LINES[0]!.description, quantity: '12', unit: null, unitPriceOere: 4500, discount: null, discountOere: 0, netOere: 54000, vatRateBps: 2500, vatExemptionReason: null },
         { description: LINES[1]!.description, quantity: '1', unit: null, unitPriceOere: 15000, discount: { type: 'percent', value: 10 }, discountOere: 1500, netOere: 13500, vatRateBps: 2500, vatExemptionReason: null },

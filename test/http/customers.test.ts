@@ -34,7 +34,7 @@ describe('customers', () => {
       assert.match(c.id, UUID_RE);
       assert.equal(res.headers.location, `/v1/customers/${c.id}`);
       assert.deepEqual(res.body, {
-        data: { id: c.id, ...full, hasCpr: false, createdAt: c.createdAt, updatedAt: c.updatedAt },
+        data: { id: c.id, ...full, ean: null, peppolId: null, vatNumber: null, hasCpr: false, createdAt: c.createdAt, updatedAt: c.updatedAt },
         meta: {},
       });
       assert.match(c.createdAt, ISO_RE);
@@ -48,7 +48,8 @@ describe('customers', () => {
       const c = res.body.data;
       assert.deepEqual(c, {
         id: c.id, type: 'person', name: 'Ida', cvr: null, address: null, email: null, phone: null, contactPerson: null,
-        language: null, externalReference: null, metadata: null, hasCpr: false, createdAt: c.createdAt, updatedAt: c.updatedAt,
+        language: null, externalReference: null, metadata: null, ean: null, peppolId: null, vatNumber: null, hasCpr: false,
+        createdAt: c.createdAt, updatedAt: c.updatedAt,
       });
     });
 

@@ -112,7 +112,7 @@ describe('sending: meta.send and sentAt', () => {
   it('?send=true and POST …/send answer status "sent" with data.sentAt set, as later reads show it @cluster', async () => {
     const created = await call(t.app, 'POST', '/v1/invoices?send=true', { key: org.apiKey, body: { customerId: await customer('ap@kunde.dk'), lines } });
     assert.equal(created.status, 201);
-    assert.deepEqual(created.body.meta, { send: { status: 'sent' } });
+    assert.deepEqual(created.body.meta, { send: { status: 'sent', channel: 'email' } });
     assert.match(String(created.body.data.sentAt), /^\d{4}-\d\d-\d\dT/);
     const read = (await call(t.app, 'GET', `/v1/invoices/${created.body.data.id}`, { key: org.apiKey })).body.data;
     assert.equal(read.sentAt, created.body.data.sentAt);
@@ -121,17 +121,17 @@ describe('sending: meta.send and sentAt', () => {
     assert.equal(issued.sentAt, null);
     const sent = await call(t.app, 'POST', `/v1/invoices/${issued.id}/send`, { key: org.apiKey });
     assert.equal(sent.status, 200);
-    assert.deepEqual(sent.body.meta, { send: { status: 'sent' } });
+    assert.deepEqual(sent.body.meta, { send: { status: 'sent', channel: 'email' } });
     assert.notEqual(sent.body.data.sentAt, null);
     // A second send mails nothing and answers as the first did, with the same moment.
     const again = await call(t.app, 'POST', `/v1/invoices/${issued.id}/send`, { key: org.apiKey });
-    assert.deepEqual(again.body.meta, { send: { status: 'sent' } });
+    assert.deepEqual(again.body.meta, { send: { status: 'sent', channel: 'email' } });
     assert.equal(again.body.data.sentAt, sent.body.data.sentAt);
   });
 
   it('status "failed" (no e-mail address) leaves sentAt null', async () => {
     const res = await call(t.app, 'POST', '/v1/invoices?send=true', { key: org.apiKey, body: { customerId: await customer(null), lines } });
-    assert.deepEqual(res.body.meta, { send: { status: 'failed', code: 'customer_email_missing' } });
+    assert.deepEqual(res.body.meta, { send: { status: 'failed', code: 'customer_email_missing', channel: 'email' } });
     assert.equal(res.body.data.sentAt, null);
   });
 
@@ -145,7 +145,7 @@ describe('sending: meta.send and sentAt', () => {
     const codes = (await call(t.app, 'GET', `/v1/invoices/${id}/timeline`, { key: org.apiKey })).body.data.map((x: { code: string }) => x.code);
     assert.deepEqual(codes, ['created', 'issued', 'send_failed']);
     const retry = await call(t.app, 'POST', `/v1/invoices/${id}/send`, { key: org.apiKey });
-    assert.deepEqual(retry.body.meta, { send: { status: 'sent' } });
+    assert.deepEqual(retry.body.meta, { send: { status: 'sent', channel: 'email' } });
     assert.notEqual(retry.body.data.sentAt, null);
   });
 });

@@ -87,7 +87,7 @@ describe('POST /v1/subscriptions/{id}/run', () => {
     const s = await create({ customerId: mailedCustomerId, autoSend: true });
     const res = await run(s.id);
     assert.equal(res.status, 201, res.raw);
-    assert.deepEqual(res.body.meta, { period: res.body.meta.period, send: { status: 'sent' } });
+    assert.deepEqual(res.body.meta, { period: res.body.meta.period, send: { status: 'sent', channel: 'email' } });
     assert.ok(dispatched.includes(res.body.data.id));
     const quiet = await create({ autoSend: true });
     const res2 = await run(quiet.id);

@@ -55,7 +55,7 @@ describe('subscriptions', () => {
           id: s.id, customerId, name: 'Hosting', interval: { unit: 'month', count: 1 }, startDate: '2096-01-31', endDate: null,
           dueDays: 30, autoSend: true,
           lines: [{ description: 'Server', quantity: 1, unitPriceOere: 10000, vatRateBps: 2500, vatExemptionReason: null, netOere: 10000, vatOere: 2500, grossOere: 12500 }],
-          externalReference: null, metadata: null, status: 'active', nextInvoiceDate: '2096-01-31', invoiceCount: 0, periodsBehind: 0,
+          externalReference: null, metadata: null, buyerReference: null, orderReference: null, status: 'active', nextInvoiceDate: '2096-01-31', invoiceCount: 0, periodsBehind: 0,
           latestInvoice: null, createdAt: s.createdAt, updatedAt: s.updatedAt, pausedAt: null, cancelledAt: null, endedAt: null,
         },
         meta: {},
@@ -70,7 +70,7 @@ describe('subscriptions', () => {
     it('takes every field', async () => {
       const s = await create({
         interval: { unit: 'week', count: 2 }, endDate: '2097-01-01', dueDays: 0, autoSend: false, externalReference: 'crm-1',
-        metadata: { plan: 'gold' },
+        metadata: { plan: 'gold' }, buyerReference: 'Afd. 7', orderReference: 'PO-1',
         lines: [{ description: 'Eksport', quantity: 2.5, unitPriceOere: 999, vatRateBps: 0, vatExemptionReason: 'EKSPORT' }],
       });
       assert.deepEqual(
@@ -79,7 +79,7 @@ describe('subscriptions', () => {
           id: undefined, customerId, name: 'Hosting', interval: { unit: 'week', count: 2 }, startDate: '2096-01-31', endDate: '2097-01-01',
           dueDays: 0, autoSend: false,
           lines: [{ description: 'Eksport', quantity: 2.5, unitPriceOere: 999, vatRateBps: 0, vatExemptionReason: 'EKSPORT', netOere: 2498, vatOere: 0, grossOere: 2498 }],
-          externalReference: 'crm-1', metadata: { plan: 'gold' }, status: 'active', nextInvoiceDate: '2096-01-31', invoiceCount: 0,
+          externalReference: 'crm-1', metadata: { plan: 'gold' }, buyerReference: 'Afd. 7', orderReference: 'PO-1', status: 'active', nextInvoiceDate: '2096-01-31', invoiceCount: 0,
           periodsBehind: 0, latestInvoice: null, createdAt: undefined, updatedAt: undefined, pausedAt: null, cancelledAt: null, endedAt: null,
         },
       );

@@ -17,7 +17,7 @@ const buyer: DocumentViews['invoice']['buyer'] = {
 };
 const invoice: DocumentViews['invoice'] = {
   language: 'da', kind: 'invoice', number: 17, issueDate: '2026-03-02', dueDate: '2026-03-16', seller, buyer,
-  heading: null, message: null, customerReference: null, senderReference: null,
+  heading: null, message: null, customerReference: null, senderReference: null, buyerReference: null, orderReference: null,
   lines: [{ description: 'Rugbrød', quantity: '2', unit: null, unitPriceOere: 4000, discount: null, discountOere: 0, netOere: 8000, vatRateBps: 2500, vatExemptionReason: null }],
   vatSummary: [{ vatRateBps: 2500, netOere: 8000, vatOere: 2000 }], exemptSummary: [],
   netOere: 8000, vatOere: 2000, grossOere: 10000, credits: null,

@@ -17,6 +17,8 @@ function view(over: Partial<InvoiceDocumentView> = {}): InvoiceDocumentView {
     message: null,
     customerReference: null,
     senderReference: null,
+    buyerReference: null,
+    orderReference: null,
     lines: [],
     vatSummary: [{ vatRateBps: 2500, netOere: 98765, vatOere: 24691 }],
     exemptSummary: [],

@@ -49,6 +49,8 @@ const danishInvoice: InvoiceDocumentView = {
   message: 'Tak for handlen.',
   customerReference: 'PO-4711',
   senderReference: 'MH',
+  buyerReference: null,
+  orderReference: null,
   lines: [
     line({ description: 'Rugbrød', quantity: '120', unit: 'stk.', unitPriceOere: 3495, discount: { type: 'percent', value: 10 }, discountOere: 41940, netOere: 377460 }),
     line({ description: 'Kursus i bagning', unitPriceOere: 250000, discount: { type: 'amount', value: 50000 }, discountOere: 50000, netOere: 200000, vatRateBps: 0, vatExemptionReason: 'ML13' }),

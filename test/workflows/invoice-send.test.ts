@@ -83,7 +83,7 @@ describe('sending invoices by e-mail', () => {
     const res = await call(t.app, 'POST', '/v1/invoices?send=true', { key: org.apiKey, body: { customerId: await customer('ap@kunde.dk'), lines } });
     assert.equal(res.status, 201);
     assert.equal(res.body.data.status, 'issued');
-    assert.deepEqual(res.body.meta, { send: { status: 'sent' } });
+    assert.deepEqual(res.body.meta, { send: { status: 'sent', channel: 'email' } });
     const id = res.body.data.id;
     assert.deepEqual(await timeline(id, 'delivered'), ['created', 'issued', 'sent', 'delivered']);
     assert.equal(received.length, before + 1);
@@ -98,7 +98,7 @@ describe('sending invoices by e-mail', () => {
     assert.notEqual(invoice.sentAt, null);
     const again = await call(t.app, 'POST', `/v1/invoices/${id}/send`, { key: org.apiKey });
     assert.equal(again.status, 200);
-    assert.deepEqual(again.body.meta, { send: { status: 'sent' } });
+    assert.deepEqual(again.body.meta, { send: { status: 'sent', channel: 'email' } });
     await new Promise((r) => setTimeout(r, 300));
     assert.equal(received.length, before + 1, 'no second mail');
     const events = await testDb().db.sql<{ type: string }[]>`SELECT type FROM events WHERE entity_id = ${id} ORDER BY sekvensnummer`;
@@ -109,7 +109,7 @@ describe('sending invoices by e-mail', () => {
     const res = await call(t.app, 'POST', '/v1/invoices?send=true', { key: org.apiKey, body: { customerId: await customer(null), lines } });
     assert.equal(res.status, 201);
     assert.equal(res.body.data.status, 'issued');
-    assert.deepEqual(res.body.meta, { send: { status: 'failed', code: 'customer_email_missing' } });
+    assert.deepEqual(res.body.meta, { send: { status: 'failed', code: 'customer_email_missing', channel: 'email' } });
     assert.deepEqual(await timeline(res.body.data.id, 'send_failed'), ['created', 'issued', 'send_failed']);
   });
 
@@ -120,11 +120,11 @@ describe('sending invoices by e-mail', () => {
     const [row] = await testDb().db.sql<{ attempts: number }[]>`SELECT attempts FROM invoice_sends WHERE invoice_id = ${retried.body.data.id}`;
     assert.equal(row!.attempts, 2);
     const rejected = await call(t.app, 'POST', '/v1/invoices?send=true', { key: org.apiKey, body: { customerId: await customer('reject@kunde.dk'), lines } });
-    assert.deepEqual(rejected.body.meta, { send: { status: 'sent' } });
+    assert.deepEqual(rejected.body.meta, { send: { status: 'sent', channel: 'email' } });
     assert.deepEqual(await timeline(rejected.body.data.id, 'send_failed'), ['created', 'issued', 'send_failed']);
     // A new send after a refusal tries again (the address may have been corrected); this one is refused again.
     const retry = await call(t.app, 'POST', `/v1/invoices/${rejected.body.data.id}/send`, { key: org.apiKey });
-    assert.deepEqual(retry.body.meta, { send: { status: 'sent' } });
+    assert.deepEqual(retry.body.meta, { send: { status: 'sent', channel: 'email' } });
     for (let i = 0; i < 100; i++) {
       const codes = (await call(t.app, 'GET', `/v1/invoices/${rejected.body.data.id}/timeline`, { key: org.apiKey })).body.data.map((x: { code: string }) => x.code);
       if (codes.filter((c: string) => c === 'send_failed').length === 2) break;
@@ -138,7 +138,7 @@ describe('sending invoices by e-mail', () => {
     const lost = await startTestApp({ mailDispatch: { dispatch: () => Promise.reject(new Error('engine unreachable')) } });
     try {
       const res = await call(lost.app, 'POST', '/v1/invoices?send=true', { key: org.apiKey, body: { customerId: await customer('lost@kunde.dk'), lines } });
-      assert.deepEqual(res.body.meta, { send: { status: 'sent' } });
+      assert.deepEqual(res.body.meta, { send: { status: 'sent', channel: 'email' } });
       assert.match(lost.logs(), /post-commit hand-off failed/);
       const [row] = await testDb().db.sql<{ status: string }[]>`SELECT status FROM invoice_sends WHERE invoice_id = ${res.body.data.id}`;
       assert.equal(row!.status, 'queued');
@@ -180,7 +180,7 @@ describe('sending invoices by e-mail', () => {
       assert.equal(retry.body.data.id, id);
       assert.equal(retry.body.data.status, 'issued');
       assert.equal(typeof retry.body.data.number, 'number');
-      assert.deepEqual(retry.body.meta, { send: { status: 'sent' }, replayed: true });
+      assert.deepEqual(retry.body.meta, { send: { status: 'sent', channel: 'email' }, replayed: true });
       const pdf = await t.app.inject({ method: 'GET', url: `/v1/invoices/${id}/pdf`, headers: { authorization: `Bearer ${org.apiKey}` } });
       assert.equal(pdf.statusCode, 200);
     } finally {

@@ -6,7 +6,9 @@ import { listInvoices } from '../../../invoices/list-invoices.ts';
 import { getInvoiceOrThrow } from '../../../invoices/invoice-queries.ts';
 import { getInvoiceDocument } from '../../../invoices/get-invoice-document.ts';
 import type { AppDeps } from '../../app.ts';
-import { sendPdf } from './invoices.ts';
+import { EINVOICE_ROUTE_DOC, sendEInvoice, sendPdf } from './invoices.ts';
+import { EInvoiceQuery } from '../../../../contracts/invoices.ts';
+import { getEInvoice } from '../../../einvoices/get-einvoice.ts';
 
 const Params = Type.Object({ creditNoteId: Type.String({ description: 'Credit note id (UUID)' }) }, { additionalProperties: false });
 const CreditNoteListQuery = Type.Object({ customerId: Type.Optional(Uuid), ...ListQuery }, { additionalProperties: false });
@@ -55,6 +57,18 @@ export function creditNoteRoutes(app: FastifyInstance, deps: AppDeps): void {
         getInvoiceDocument(sql, deps.documents, req.auth.organizationId, req.params.creditNoteId, 'creditNote'),
       );
       return sendPdf(reply, doc, 'credit-note');
+    },
+  );
+
+  app.get<{ Params: { creditNoteId: string }; Querystring: EInvoiceQuery }>(
+    '/creditnotes/:creditNoteId/einvoice',
+    {
+      config: { scope: 'invoices:read', rateClass: 'document' },
+      schema: { summary: "Download the credit note's e-invoice (OIOUBL or Peppol BIS 3)", tags, params: Params, querystring: EInvoiceQuery, ...EINVOICE_ROUTE_DOC },
+    },
+    async (req, reply) => {
+      const doc = await getEInvoice(db, deps.documents, req.auth.organizationId, req.params.creditNoteId, 'creditNote', req.query.profile);
+      return sendEInvoice(reply, doc, 'credit-note');
     },
   );
 }

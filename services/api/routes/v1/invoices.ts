@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { Envelope, ListEnvelope, ListQuery } from '../../../../contracts/common.ts';
-import { Invoice, InvoiceCreate, InvoiceCreateQuery, InvoiceListQuery, InvoiceReplace, IssueBody } from '../../../../contracts/invoices.ts';
+import { EInvoiceQuery, Invoice, InvoiceCreate, InvoiceCreateQuery, InvoiceListQuery, InvoiceReplace, IssueBody } from '../../../../contracts/invoices.ts';
 import { createAndIssueInvoice } from '../../../invoices/create-and-issue-invoice.ts';
 import { issueDraft } from '../../../invoices/issue-draft.ts';
 import { replaceInvoice } from '../../../invoices/replace-invoice.ts';
@@ -13,6 +13,7 @@ import { getTimeline } from '../../../invoices/get-timeline.ts';
 import { creditInvoice } from '../../../invoices/credit-invoice.ts';
 import { queueCreditNote } from '../../../invoices/credit-queue.ts';
 import { emailInvoice } from '../../../invoices/email-invoice.ts';
+import { getEInvoice, type EInvoiceDocument } from '../../../einvoices/get-einvoice.ts';
 import { mutate } from '../../idempotency.ts';
 import type { AppDeps } from '../../app.ts';
 
@@ -33,6 +34,27 @@ export function sendPdf(reply: FastifyReply, doc: { bytes: Buffer; sha256: strin
     .header('Cache-Control', 'private, max-age=31536000, immutable')
     .send(doc.bytes);
 }
+
+/** Sends a stored e-invoice's bytes as they are, with their hash as the ETag. */
+export function sendEInvoice(reply: FastifyReply, doc: EInvoiceDocument, name: string): FastifyReply {
+  return reply
+    .type('application/xml; charset=utf-8')
+    .header('ETag', `"${doc.sha256}"`)
+    .header('Content-Disposition', `inline; filename="${name}-${doc.number}.${doc.profile}.xml"`)
+    .header('Cache-Control', 'private, max-age=31536000, immutable')
+    .send(doc.bytes);
+}
+
+/** The OpenAPI description of GET …/einvoice, shared by invoices and credit notes. */
+export const EINVOICE_ROUTE_DOC = {
+  description:
+    'The UBL 2.1 e-invoice (Peppol BIS Billing 3.0 or OIOUBL 2.1) of the issued document, with its PDF embedded, built from the issue ' +
+    "snapshot the first time a profile is asked for and stored: every later request answers the same bytes (ETag: their SHA-256). " +
+    'A draft is 422 invoice_not_issued; a document whose issued buyer lacks what the profile needs (an e-invoice address; a VAT number ' +
+    'for reverse-charge or intra-EU lines) is 422 einvoice_not_possible, each missing item in `details`.',
+  produces: ['application/xml'],
+  response: { 200: { description: 'The e-invoice', content: { 'application/xml': { schema: { type: 'string' } } } } },
+};
 
 export function invoiceRoutes(app: FastifyInstance, deps: AppDeps): void {
   const { db, keyring } = deps;
@@ -165,6 +187,18 @@ export function invoiceRoutes(app: FastifyInstance, deps: AppDeps): void {
     async (req, reply) => {
       const doc = await db.read((sql) => getInvoiceDocument(sql, deps.documents, req.auth.organizationId, req.params.invoiceId, 'invoice'));
       return sendPdf(reply, doc, 'invoice');
+    },
+  );
+
+  app.get<{ Params: Params; Querystring: EInvoiceQuery }>(
+    '/invoices/:invoiceId/einvoice',
+    {
+      config: { scope: 'invoices:read', rateClass: 'document' },
+      schema: { summary: 'Download the e-invoice (OIOUBL or Peppol BIS 3)', tags, params: InvoiceParams, querystring: EInvoiceQuery, ...EINVOICE_ROUTE_DOC },
+    },
+    async (req, reply) => {
+      const doc = await getEInvoice(db, deps.documents, req.auth.organizationId, req.params.invoiceId, 'invoice', req.query.profile);
+      return sendEInvoice(reply, doc, 'invoice');
     },
   );
 
