@@ -28,7 +28,7 @@ export interface IssuingFigures {
   pass: boolean;
 }
 
-const LINES = [
+export const LINES = [
   { description: 'Rugbrød, groft', quantity: 12, unitPriceOere: 4500, vatRateBps: 2500 },
   { description: 'Levering', quantity: 1, unitPriceOere: 15000, vatRateBps: 2500, discount: { type: 'percent', value: 10 } },
   { description: 'Kursus i bagning', quantity: 1.5, unitPriceOere: 100000, vatRateBps: 0, vatExemptionReason: 'ML13' },

@@ -19,6 +19,7 @@ import { statementStats } from './statement-stats.ts';
 import { customerBody, openBenchDatabase, prepare, type BenchDatabase, type Seeded } from './database.ts';
 import { measure, sustained, type CpuProbe, type LoadSpec, type Measurement, type Window } from './load.ts';
 import { benchIssuing, formatIssuing, type IssuingFigures } from './issuing.ts';
+import { benchEInvoice, formatEInvoice, type EInvoiceFigures } from './einvoice.ts';
 import { benchWebhooks, formatWebhooks, type WebhookFigures } from './webhooks.ts';
 import { benchDunning, formatDunning, type DunningFigures } from './dunning.ts';
 import { benchSubscriptions, formatSubscriptions, type SubscriptionFigures } from './subscriptions.ts';
@@ -41,8 +42,8 @@ function intEnv(name: string, dflt: number, min = 0): number {
   return n;
 }
 
-type RouteId = 'h' | 's' | 's50' | 'i' | 'c0' | 'p0' | 'get' | 'getrl' | 'list' | 'post' | 'pay' | 'balance' | 'k0' | 'cases' | 'batch' | 'sustained' | 'issuing' | 'webhooks' | 'dunning' | 'subscriptions' | 'wake';
-const ROUTE_IDS: readonly RouteId[] = ['h', 's', 's50', 'i', 'c0', 'p0', 'get', 'getrl', 'list', 'post', 'pay', 'balance', 'k0', 'cases', 'batch', 'sustained', 'issuing', 'webhooks', 'dunning', 'subscriptions', 'wake'];
+type RouteId = 'h' | 's' | 's50' | 'i' | 'c0' | 'p0' | 'get' | 'getrl' | 'list' | 'post' | 'pay' | 'balance' | 'k0' | 'cases' | 'batch' | 'sustained' | 'issuing' | 'einvoice' | 'webhooks' | 'dunning' | 'subscriptions' | 'wake';
+const ROUTE_IDS: readonly RouteId[] = ['h', 's', 's50', 'i', 'c0', 'p0', 'get', 'getrl', 'list', 'post', 'pay', 'balance', 'k0', 'cases', 'batch', 'sustained', 'issuing', 'einvoice', 'webhooks', 'dunning', 'subscriptions', 'wake'];
 /** Each diagnostic floor, the route it bounds and the baseline that route's target is measured against. */
 const FLOORS: readonly { route: RouteId; floor: RouteId; baseline: RouteId; what: string }[] = [
   { route: 'list', floor: 's50', baseline: 's', what: 'the same page query, mapped and serialised, without decryption, auth or response schema' },
@@ -765,6 +766,22 @@ async function main(): Promise<number> {
     console.log(formatIssuing(issuing));
   }
 
+  // E-invoices: the renderer alone against building the e-invoice that embeds its PDF, per profile, on the same issued
+  // invoices, in this process like issuing.
+  let einvoice: EInvoiceFigures | undefined;
+  if (wanted('einvoice')) {
+    log('einvoice: renderer alone, then buildEInvoice and GET /v1/invoices/{id}/einvoice per profile');
+    einvoice = await benchEInvoice(database.url, keyring, {
+      concurrency: intEnv('BENCH_ISSUE_CONCURRENCY', 4, 1),
+      durationSec: settings.durationSec,
+      warmupSec: settings.warmupSec,
+      poolSize: intEnv('BENCH_RENDER_POOL', 2, 1),
+      poolMax: settings.poolMax,
+    });
+    console.log('');
+    console.log(formatEInvoice(einvoice));
+  }
+
   // Webhook fan-out: committed events to local receivers through the relay, Restate and the delivery objects.
   let webhooks: WebhookFigures | undefined;
   if (wanted('webhooks')) {
@@ -868,6 +885,7 @@ async function main(): Promise<number> {
     balanceTarget,
     redisLimiter,
     issuing,
+    einvoice,
     webhooks,
     dunning,
     subscriptions,
