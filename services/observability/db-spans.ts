@@ -109,7 +109,7 @@ const WRITE_IN_WITH = new RegExp(String.raw`\b(update|insert\s+into|delete\s+fro
 
 /**
  * `SELECT invoices` from a statement's text: its first keyword and the table it reads or writes. A WITH statement
- * is named by the write it does (`UPDATE wake_index`), else just `WITH`.
+ * is named by the write it does (`UPDATE invoices`), else just `WITH`.
  */
 export function statementSummary(text: string): { operation: string; table?: string; text: string } {
   let operation = (/^\s*\(?\s*([a-z]+)/i.exec(text)?.[1] ?? 'SQL').toUpperCase();

@@ -34,7 +34,7 @@ describe('e-invoice fields of customers and invoices', () => {
     assert.equal(gs1CheckDigit('400638133393'), 1);
   });
 
-  it('stores and returns ean, peppolId and vatNumber; null by default', async () => {
+  it('stores and returns ean, peppolId and vatNumber; null by default @cluster', async () => {
     const plain = await post({});
     assert.equal(plain.status, 201, plain.raw);
     assert.deepEqual([plain.body.data.ean, plain.body.data.peppolId, plain.body.data.vatNumber], [null, null, null]);

@@ -180,7 +180,7 @@ describe('e-invoices', function () {
       assert.match(res.body, /mimeCode="application\/pdf"/);
     });
 
-    it('defaults to OIOUBL for a buyer with an ean, Peppol BIS 3 otherwise', async () => {
+    it('defaults to OIOUBL for a buyer with an ean, Peppol BIS 3 otherwise @cluster', async () => {
       assert.match((await einvoice(org, `/v1/invoices/${invoiceId}`, 'default ean')).body, /<cbc:CustomizationID>OIOUBL-2\.1</);
       const peppolCustomer = await customer(org, { peppolId: '0184:87654321' });
       const other = await issue(org, { customerId: peppolCustomer, lines: [rugbroed] });
