@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '../../services/shared/errors.ts';
 import { requestFingerprint } from '../idempotency/request-fingerprint.ts';
 import { runMutation, type MutationAnswer, type MutationDeps, type MutationUseCase } from '../idempotency/run-mutation.ts';
 

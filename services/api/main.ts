@@ -4,19 +4,19 @@
  * requires Restate to answer and to know the workflows. `deploy/local/start.ts` runs `startApi` in its own process.
  */
 import type { FastifyInstance } from 'fastify';
-import { closeServer } from '../shared/close-server.ts';
-import { callableHost, metricsPort, payBaseUrl, readConfig, type Config } from '../shared/config.ts';
-import { createKeyring, type Keyring } from '../shared/crypto.ts';
-import { createSql, Db } from '../shared/db.ts';
-import { resolveMasterKey } from '../shared/dev-secrets.ts';
+import { closeServer } from '../../services/shared/close-server.ts';
+import { callableHost, metricsPort, payBaseUrl, readConfig, type Config } from '../../services/shared/config.ts';
+import { createKeyring, type Keyring } from '../../services/shared/crypto.ts';
+import { createSql, Db } from '../../services/shared/db.ts';
+import { resolveMasterKey } from '../../services/shared/dev-secrets.ts';
 import { buildApp } from './app.ts';
-import { stopOnSignal } from '../shared/stop-on-signal.ts';
+import { stopOnSignal } from '../../services/shared/stop-on-signal.ts';
 import { createChromiumRenderer } from '../../activities/pdf/chromium-renderer.ts';
 import { createDocumentStore } from '../documents/create-document-store.ts';
 import { createBusinessClock } from '../clock/business-clock.ts';
 import { createRestateWakeups } from '../clock/wakeups.ts';
 import { replanDunning } from '../reminders/replan-dunning.ts';
-import { createEngineClient } from '../shared/engine-client.ts';
+import { createEngineClient } from '../../services/shared/engine-client.ts';
 import { createRestateMailDispatch } from '../invoices/restate-mail-dispatch.ts';
 import { createRestateReceiptDispatch } from '../payments/receipt-dispatch.ts';
 import type { InvoiceMailDispatch } from '../invoices/send-invoice.ts';
@@ -26,7 +26,7 @@ const noMailEngine: InvoiceMailDispatch = {
   dispatch: () => Promise.reject(new Error('RESTATE_INGRESS_URL is not set: queued sends wait for the workflow engine')),
 };
 import { ApiKeyCache, listenForKeyChanges } from './plugins/auth.ts';
-import { laterLog, openLimiterStore, type OpenLimiterStore } from '../shared/limiter-store.ts';
+import { laterLog, openLimiterStore, type OpenLimiterStore } from '../../services/shared/limiter-store.ts';
 import type { ReadinessProbe } from './routes/health.ts';
 import { domainSettings } from '../domains/domain-settings.ts';
 import { startMetricsListener, watchPool } from '../observability/metrics.ts';

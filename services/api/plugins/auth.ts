@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
-import type { Db, Sql } from '../../shared/db.ts';
-import { sha256 } from '../../shared/crypto.ts';
-import { DomainError } from '../../shared/errors.ts';
+import type { Db, Sql } from '../../../services/shared/db.ts';
+import { sha256 } from '../../../services/shared/crypto.ts';
+import { DomainError } from '../../../services/shared/errors.ts';
 import { API_KEYS_CHANNEL, findApiKeyByHash, type ApiKeyRecord } from '../../organizations/api-key-queries.ts';
 import type { AuthContext } from '../context.ts';
 

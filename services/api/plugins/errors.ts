@@ -1,9 +1,9 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorObject } from 'ajv';
-import { DomainError } from '../../shared/errors.ts';
-import { errorBody, pointerToken, validationFailure } from '../../shared/error-envelope.ts';
-import { randomToken } from '../../shared/crypto.ts';
-import { loggableError, requestValues } from '../../shared/loggable-error.ts';
+import { DomainError } from '../../../services/shared/errors.ts';
+import { errorBody, pointerToken, validationFailure } from '../../../services/shared/error-envelope.ts';
+import { randomToken } from '../../../services/shared/crypto.ts';
+import { loggableError, requestValues } from '../../../services/shared/loggable-error.ts';
 
 export function sendError(req: FastifyRequest, reply: FastifyReply, err: DomainError): FastifyReply {
   if (err.headers) reply.headers(err.headers);
