@@ -1,6 +1,6 @@
-import { chmodSync, linkSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import type { Config } from './config.ts';
 import { parseMasterKey } from './crypto.ts';
 
@@ -31,33 +31,39 @@ export function resolveMasterKey(config: Pick<Config, 'encryptionKey' | 'nodeEnv
 }
 
 function readOrCreateDevKey(path: string): Buffer {
+  return readDevKey(readOrCreatePrivateFile(path, () => `${randomBytes(32).toString('hex')}\n`));
+}
+
+/**
+ * A secret file under DATA_DIR/secrets, created once (mode 0600) with `content()` and read by every later start: the
+ * development key and the engine's request-identity key. Returns the file's path once it exists, owner-only.
+ */
+export function readOrCreatePrivateFile(path: string, content: () => string): string {
   const dir = resolve(path, '..');
   // Only the secrets directory is private; DATA_DIR itself must stay traversable (PostgreSQL runs as another user).
   mkdirSync(resolve(dir, '..'), { recursive: true });
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  try {
-    return readDevKey(path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  if (!existsSync(path)) {
+    // Written to a private temp file, then hard-linked into place: link() fails if the file appeared meanwhile (a
+    // second process starting on the same DATA_DIR), so both end up with the same secret and nobody reads half a file.
+    const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}`);
+    writeFileSync(tmp, content(), { mode: 0o600, flag: 'wx' });
+    try {
+      linkSync(tmp, path);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    } finally {
+      rmSync(tmp, { force: true });
+    }
   }
-  // Written to a private temp file, then hard-linked into place: link() fails if the key appeared meanwhile (a
-  // second process starting on the same DATA_DIR), so both end up with the same key and nobody reads half a file.
-  const tmp = join(dir, `.encryption.key.${process.pid}.${randomBytes(4).toString('hex')}`);
-  writeFileSync(tmp, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
-  try {
-    linkSync(tmp, path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  } finally {
-    rmSync(tmp, { force: true });
-  }
-  return readDevKey(path);
+  // Anyone who can read the file can read the personal data or run any handler; keep it owner-only even if it was
+  // copied in loosely.
+  if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
+  return path;
 }
 
 function readDevKey(path: string): Buffer {
   const text = readFileSync(path, 'utf8');
-  // Anyone who can read the key can read the personal data; keep it owner-only even if it was copied in loosely.
-  if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
   try {
     return parseMasterKey(text);
   } catch {

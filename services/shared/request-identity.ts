@@ -1,7 +1,7 @@
 import { createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { chmodSync, linkSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
-import { join, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { readOrCreatePrivateFile } from './dev-secrets.ts';
 
 /**
  * Restate's request identity (docs/operations.md, "Request identity"): restate-server signs every request it sends
@@ -59,31 +59,9 @@ export const requestIdentityPath = (dataDir: string): string => resolve(dataDir,
  * hard-linked into place, which fails when it appeared meanwhile).
  */
 export function readOrCreateRequestIdentity(dataDir: string): RequestIdentity {
-  const path = requestIdentityPath(dataDir);
-  const dir = resolve(path, '..');
-  mkdirSync(resolve(dir, '..'), { recursive: true });
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  try {
-    return readIdentity(path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
-  const { privateKey } = generateKeyPairSync('ed25519');
-  const tmp = join(dir, `.restate-identity.pem.${process.pid}.${randomBytes(4).toString('hex')}`);
-  writeFileSync(tmp, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600, flag: 'wx' });
-  try {
-    linkSync(tmp, path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  } finally {
-    rmSync(tmp, { force: true });
-  }
-  return readIdentity(path);
+  const path = readOrCreatePrivateFile(requestIdentityPath(dataDir), () =>
+    generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
+  );
+  return { privateKeyPemFile: path, publicKey: identityPublicKey(readFileSync(path, 'utf8')) };
 }
 
-function readIdentity(path: string): RequestIdentity {
-  const pem = readFileSync(path, 'utf8');
-  // Whoever reads the private key can run any handler; keep it owner-only even if it was copied in loosely.
-  if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
-  return { privateKeyPemFile: path, publicKey: identityPublicKey(pem) };
-}
