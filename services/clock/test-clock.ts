@@ -1,8 +1,7 @@
 import type { TestClock, TestClockAdvance } from '../../contracts/test-clock.ts';
-import { copenhagenToday } from '../shared/clock.ts';
+import { addCopenhagenDays, copenhagenToday } from '../shared/clock.ts';
 import type { Tx } from '../shared/db.ts';
 import { DomainError } from '../shared/errors.ts';
-import { DAY_MS } from './business-clock.ts';
 
 const CLOCK_LIMIT = '9999-12-01T00:00:00.000Z';
 const CLOCK_LIMIT_MS = Date.parse(CLOCK_LIMIT);
@@ -21,7 +20,7 @@ export async function advanceTestClock(tx: Tx, organizationId: string, body: Tes
     SELECT offset_ms FROM test_clocks WHERE organization_id = ${organizationId} FOR UPDATE`;
   const real = realNow();
   const current = real + row!.offset_ms;
-  const target = body.to !== undefined ? Date.parse(body.to) : current + body.days! * DAY_MS;
+  const target = body.to !== undefined ? Date.parse(body.to) : addCopenhagenDays(current, body.days!);
   if (target < current) {
     throw new DomainError('test_clock_backwards', `The test clock only moves forward; it is at ${new Date(current).toISOString()}.`, {
       details: [{ path: '/to', message: `must not be earlier than ${new Date(current).toISOString()}` }],

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { createBusinessClock } from '../../services/clock/business-clock.ts';
-import { addDays, copenhagenToday } from '../../services/shared/clock.ts';
-import { createSql } from '../../services/shared/db.ts';
+import { addCopenhagenDays, addDays, copenhagenToday } from '../../services/shared/clock.ts';
+import { advanceTestClock } from '../../services/clock/test-clock.ts';
+import { createSql, type Tx } from '../../services/shared/db.ts';
 import { call, createTestKey, createTestOrg, startTestApp, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
 
 const DAY = 86_400_000;
@@ -36,10 +37,11 @@ describe('test clock', () => {
     const byDays = await advance(org, { days: 30 });
     assert.equal(byDays.status, 200);
     assert.equal(byDays.body.data.mode, 'test');
-    assert.ok(Math.abs(Date.parse(byDays.body.data.now) - (Date.now() + 30 * DAY)) < 5000);
+    // 30 calendar days in Copenhagen: 30 × 24 hours unless a daylight-saving change lies between.
+    assert.ok(Math.abs(Date.parse(byDays.body.data.now) - addCopenhagenDays(Date.now(), 30)) < 5000);
     const read = await clockOf(org);
-    assert.ok(Math.abs(Date.parse(read.now) - (Date.now() + 30 * DAY)) < 5000, 'the clock keeps the advance');
-    assert.equal(read.today, copenhagenToday(new Date(Date.now() + 30 * DAY)));
+    assert.ok(Math.abs(Date.parse(read.now) - addCopenhagenDays(Date.now(), 30)) < 5000, 'the clock keeps the advance');
+    assert.equal(read.today, copenhagenToday(new Date(addCopenhagenDays(Date.now(), 30))));
 
     const target = new Date(Date.now() + 100 * DAY).toISOString();
     const to = await advance(org, { to: target });
@@ -87,6 +89,18 @@ describe('test clock', () => {
     assert.deepEqual(none.body.error.details, empty.body.error.details, 'no body is answered like {}');
     assert.equal(none.body.error.message, empty.body.error.message);
     assert.equal((await advance(org, { days: 3650 })).status, 200);
+  });
+
+  it('moves the Copenhagen date by exactly the days asked, also across a daylight-saving change late in the evening', async () => {
+    const org = await createTestOrg();
+    // Real time 23:30 in Copenhagen on 27 March 2027 (winter time); summer time begins the next night. Ten 24-hour
+    // steps would read 00:30 on 7 April; ten calendar days are 23:30 on 6 April (summer time, 21:30 UTC).
+    const realNow = () => Date.parse('2027-03-27T22:30:00Z');
+    const spring = await testDb().db.sql.begin((tx) => advanceTestClock(tx as unknown as Tx, org.organizationId, { days: 10 }, realNow));
+    assert.deepEqual(spring, { mode: 'test', now: '2027-04-06T21:30:00.000Z', today: '2027-04-06' });
+    // Back to winter: 23:30 on 6 April (summer) + 215 days is 23:30 on 7 November (winter, 22:30 UTC).
+    const autumn = await testDb().db.sql.begin((tx) => advanceTestClock(tx as unknown as Tx, org.organizationId, { days: 215 }, realNow));
+    assert.deepEqual(autumn, { mode: 'test', now: '2027-11-07T22:30:00.000Z', today: '2027-11-07' });
   });
 
   it('stops a month short of the year 10000 (400 on the field that would take it there), and stays where it was', async () => {
