@@ -25,7 +25,7 @@ const copenhagenParts = new Intl.DateTimeFormat('en-US', {
 /** Copenhagen's offset from UTC at an instant, in milliseconds (+1 h in winter, +2 h in summer). */
 function copenhagenOffsetMs(atMs: number): number {
   const p = Object.fromEntries(copenhagenParts.formatToParts(new Date(atMs)).map((x) => [x.type, Number(x.value)]));
-  const wall = Date.UTC(p.year!, p.month! - 1, p.day!, p.hour!, p.minute!, p.second!);
+  const wall = Date.UTC(p.year!, p.month! - 1, p.day, p.hour, p.minute, p.second);
   return wall - (atMs - (((atMs % 1000) + 1000) % 1000));
 }
 
