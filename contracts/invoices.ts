@@ -147,6 +147,18 @@ export const Invoice = Type.Object(
     senderReference: Nullable(Type.String()),
     buyerReference: Nullable(Type.String()),
     orderReference: Nullable(Type.String()),
+    fik: Type.Union([
+      Type.Object(
+        {
+          type: Type.Literal('71'),
+          paymentId: Type.String({ description: '15 digits: the invoice number left-padded to 14, then its modulus-10 check digit' }),
+          creditorNumber: Type.String({ description: 'The FI creditor number the invoice was issued under' }),
+          line: Type.String({ description: '`+71<` paymentId `+` creditorNumber `<`, as printed' }),
+        },
+        { title: 'Fik' },
+      ),
+      Type.Null(),
+    ], { description: 'The FI-kort +71 payment id, set at issue when the organisation has an FI creditor number; null otherwise. Never changes' }),
     message: Nullable(Type.String()),
     heading: Nullable(Type.String()),
     externalReference: Nullable(Type.String()),

@@ -22,6 +22,12 @@ export const Settings = Type.Object(
       { reg: Nullable(Type.String({ description: '4 digits' })), account: Nullable(Type.String({ description: '1..10 digits' })) },
       { description: 'Always an object with both keys; null where unset' },
     ),
+    fiCreditorNumber: Nullable(
+      Type.String({
+        description:
+          'The FI creditor number (8 digits, the first an 8), set by the operator; invoices issued while it is set carry an FI-kort +71 payment id (`fik`). Null when unset',
+      }),
+    ),
     sandbox: Type.Boolean(),
     plan: Type.Union([Type.Literal('standard'), Type.Literal('pro')]),
     defaultPaymentTermsDays: Type.Integer(),

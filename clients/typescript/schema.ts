@@ -2091,6 +2091,17 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /** Fik */
+        Fik: {
+            /** @enum {string} */
+            type: "71";
+            /** @description 15 digits: the invoice number left-padded to 14, then its modulus-10 check digit */
+            paymentId: string;
+            /** @description The FI creditor number the invoice was issued under */
+            creditorNumber: string;
+            /** @description `+71<` paymentId `+` creditorNumber `<`, as printed */
+            line: string;
+        };
         /** Invoice */
         Invoice: {
             /**
@@ -2123,6 +2134,8 @@ export interface components {
             senderReference: string | null;
             buyerReference: string | null;
             orderReference: string | null;
+            /** @description The FI-kort +71 payment id, set at issue when the organisation has an FI creditor number; null otherwise. Never changes */
+            fik: components["schemas"]["Fik"] | null;
             message: string | null;
             heading: string | null;
             externalReference: string | null;
@@ -2488,6 +2501,7 @@ export interface components {
                 reg: string | null;
                 account: string | null;
             };
+            fiCreditorNumber: string | null;
             sandbox: boolean;
             plan: "standard" | "pro";
             defaultPaymentTermsDays: number;

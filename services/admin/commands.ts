@@ -11,6 +11,7 @@ import { updateOrganization, type UpdateOrganizationInput } from '../organizatio
 import { parkedWorkCommand, retryWorkCommand } from './work-commands.ts';
 import { withdrawCaseCommand } from './case-commands.ts';
 import { addMemberCommand } from './member-commands.ts';
+import { FI_CREDITOR_NUMBER } from '../payments/fik-payment-id.ts';
 
 /**
  * The operator command's sub-commands. Each validates its flags before the database is opened, so a wrong command
@@ -69,6 +70,7 @@ const RULES: Record<string, TextRule> = {
   email: { max: 254, pattern: /^[^\s@]+@[^\s@]+\.[^\s@]+$/, describe: 'an e-mail address of at most 254 characters' },
   'bank-reg': { max: 4, pattern: /^[0-9]{4}$/, describe: 'a registration number of exactly 4 digits' },
   'bank-account': { max: 10, pattern: /^[0-9]{1,10}$/, describe: 'an account number of 1 to 10 digits' },
+  'fi-creditor': { max: 8, pattern: FI_CREDITOR_NUMBER, describe: 'an FI creditor number: 8 digits, the first an 8' },
 };
 
 const SELLER_FLAGS: Record<string, keyof SellerDetails> = {
@@ -78,6 +80,7 @@ const SELLER_FLAGS: Record<string, keyof SellerDetails> = {
   email: 'email',
   'bank-reg': 'bankReg',
   'bank-account': 'bankAccount',
+  'fi-creditor': 'fiCreditorNumber',
 };
 
 const ORG_FLAGS: Record<string, FlagKind> = {
@@ -300,4 +303,4 @@ export const COMMANDS: ReadonlyMap<string, Command> = new Map([
 ]);
 
 export const SELLER_DETAILS_USAGE =
-  'Seller details (printed on documents): --street S --postal-code P --city C --email E --bank-reg NNNN --bank-account N';
+  'Seller details (printed on documents): --street S --postal-code P --city C --email E --bank-reg NNNN --bank-account N --fi-creditor 8NNNNNNN';

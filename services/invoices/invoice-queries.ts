@@ -5,6 +5,7 @@ import { isUuid } from '../shared/ids.ts';
 import { rowBalanceOere } from './invoice-balance.ts';
 import { computeTotals } from './invoice-totals.ts';
 import { INVOICE_LIFECYCLE, INVOICE_STATUS, type InvoiceStatus } from './invoice-lifecycle.ts';
+import { fikOf } from '../payments/fik-payment-id.ts';
 
 /** An invoice row with the amounts derived from other tables (payments, credit notes, fees). */
 export interface InvoiceRow {
@@ -26,6 +27,8 @@ export interface InvoiceRow {
   sender_reference: string | null;
   buyer_reference: string | null;
   order_reference: string | null;
+  fik_payment_id: string | null;
+  fik_creditor_number: string | null;
   message: string | null;
   heading: string | null;
   external_reference: string | null;
@@ -87,7 +90,7 @@ export const invoiceSelect = (sql: Queryable) => {
   i.id, i.type, i.status, i.number, i.customer_id, i.issue_date, i.due_date, i.payment_terms_days,
   i.net_oere, i.vat_oere, i.gross_oere,
   ${t.paid}::bigint AS paid_oere, ${t.credited}::bigint AS credited_oere, ${t.fees}::bigint AS reminder_fee_oere,
-  i.customer_reference, i.sender_reference, i.buyer_reference, i.order_reference, i.message, i.heading, i.external_reference, i.metadata,
+  i.customer_reference, i.sender_reference, i.buyer_reference, i.order_reference, i.fik_payment_id, i.fik_creditor_number, i.message, i.heading, i.external_reference, i.metadata,
   i.credits_invoice_id, i.subscription_id, i.period_start, i.period_end, i.document_sha256, i.created_at, i.updated_at, i.issued_at, i.sent_at,
   -- Lines in the same statement as the header, so a reader never pairs a header with another version's lines.
   (SELECT coalesce(json_agg(json_build_object(
@@ -143,6 +146,7 @@ export function toInvoice(r: InvoiceRow, lines: LineRow[] = r.lines): Invoice {
     senderReference: r.sender_reference,
     buyerReference: r.buyer_reference,
     orderReference: r.order_reference,
+    fik: fikOf(r),
     message: r.message,
     heading: r.heading,
     externalReference: r.external_reference,

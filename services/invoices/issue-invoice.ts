@@ -7,6 +7,7 @@ import { addDays, type Clock } from '../shared/clock.ts';
 import { DomainError, notFound } from '../shared/errors.ts';
 import { findInvoiceRow, type InvoiceRow, type LineRow } from './invoice-queries.ts';
 import { computeTotals } from './invoice-totals.ts';
+import { fikPaymentId } from '../payments/fik-payment-id.ts';
 import { loadBuyer, loadSeller, printedBuyer, printedSeller, type BuyerSnapshot, type SellerSnapshot } from './document-parties.ts';
 import type { ExemptionReason, InvoiceDocumentView } from './invoice-document.ts';
 import { notEditable } from './replace-invoice.ts';
@@ -171,8 +172,12 @@ export async function reserveIssue(
   const number = await takeNextNumber(sql, organizationId);
   // Under the series lock, so that two issues for one customer cannot both pass.
   await assertCustomerTotalRepresentable(sql, organizationId, row.customer_id, row.gross_oere);
+  // The FI-kort +71 payment id (docs/bank-payments.md), when the organisation has an FI creditor number now: it
+  // is the invoice's for life, with the creditor number it was issued under, whatever the organisation sets later.
+  const creditor = sql`(SELECT o.fi_creditor_number FROM organizations o WHERE o.id = ${organizationId})`;
   await transitionInvoice(sql, organizationId, id, 'reserveIssue', {
     set: sql`number = ${number}, issue_date = ${issueDate}, due_date = ${dueDate},
+      fik_creditor_number = ${creditor}, fik_payment_id = CASE WHEN ${creditor} IS NOT NULL THEN ${fikPaymentId(number)} END,
       seller_snapshot = ${sql.json(printedSeller(seller) as never)}, buyer_snapshot = ${sql.json(printedBuyer(buyer) as never)},
       logo_sha256 = ${lightLogoNow(sql, organizationId)}`,
     refused: notEditable,

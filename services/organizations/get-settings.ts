@@ -11,6 +11,7 @@ interface SettingsRow {
   email: string | null;
   bank_reg: string | null;
   bank_account: string | null;
+  fi_creditor_number: string | null;
   sandbox: boolean;
   plan: Settings['plan'];
   default_payment_terms_days: number;
@@ -22,7 +23,7 @@ interface SettingsRow {
 /** The organisation as GET /v1/settings shows it: set by the operator command, read here. */
 export async function getSettings(sql: Queryable, organizationId: string): Promise<Settings> {
   const [r] = await sql<SettingsRow[]>`
-    SELECT id, name, cvr, street, postal_code, city, email, bank_reg, bank_account, sandbox, plan,
+    SELECT id, name, cvr, street, postal_code, city, email, bank_reg, bank_account, fi_creditor_number, sandbox, plan,
            default_payment_terms_days, past_due_amount_oere, past_due_days, verification
     FROM organizations WHERE id = ${organizationId}`;
   if (!r) throw new Error(`organisation ${organizationId} vanished under its key`);
@@ -35,6 +36,7 @@ export async function getSettings(sql: Queryable, organizationId: string): Promi
     address: { street: r.street, postalCode: r.postal_code, city: r.city, country: anyAddress ? 'DK' : null },
     email: r.email,
     bank: { reg: r.bank_reg, account: r.bank_account },
+    fiCreditorNumber: r.fi_creditor_number,
     sandbox: r.sandbox,
     plan: r.plan,
     defaultPaymentTermsDays: r.default_payment_terms_days,

@@ -9,6 +9,8 @@ export interface SellerDetails {
   email?: string;
   bankReg?: string;
   bankAccount?: string;
+  /** The FI creditor number (8 digits, the first an 8): invoices issued while it is set carry an FI-kort +71 payment id. */
+  fiCreditorNumber?: string;
 }
 
 export const SELLER_COLUMNS: Record<keyof SellerDetails, string> = {
@@ -18,6 +20,7 @@ export const SELLER_COLUMNS: Record<keyof SellerDetails, string> = {
   email: 'email',
   bankReg: 'bank_reg',
   bankAccount: 'bank_account',
+  fiCreditorNumber: 'fi_creditor_number',
 };
 
 export function sellerColumns(d: SellerDetails): Record<string, string> {

@@ -38,7 +38,7 @@ export const fikLine = (paymentId: string, creditorNumber: string): string => `+
 
 /** The invoice's `fik` object, or null for an invoice issued without a creditor number. */
 export function fikOf(row: { fik_payment_id: string | null; fik_creditor_number: string | null }): Fik | null {
-  if (row.fik_payment_id === null || row.fik_creditor_number === null) return null;
+  if (row.fik_payment_id == null || row.fik_creditor_number == null) return null;
   return { type: '71', paymentId: row.fik_payment_id, creditorNumber: row.fik_creditor_number, line: fikLine(row.fik_payment_id, row.fik_creditor_number) };
 }
 

@@ -81,7 +81,7 @@ describe('operator command (npm run admin)', () => {
       const r = await admin([
         'create-org', '--name', 'Bager Hansen ApS', '--cvr', '12345678', '--sandbox', '--street', 'Bagergade 1',
         '--postal-code', '8000', '--city', 'Aarhus C', '--email', 'faktura@bager.dk', '--bank-reg', '1234',
-        '--bank-account', '0012345678', '--json',
+        '--bank-account', '0012345678', '--fi-creditor', '85799665', '--json',
       ]);
       assert.equal(r.stderr, '');
       const out = jsonLine(r);
@@ -90,11 +90,11 @@ describe('operator command (npm run admin)', () => {
       assert.match(String(out.keyId), UUID);
       assert.deepEqual(out.scopes, [...SCOPES]);
       const [org] = await sql()`
-        SELECT name, cvr, sandbox, street, postal_code, city, email, bank_reg, bank_account
+        SELECT name, cvr, sandbox, street, postal_code, city, email, bank_reg, bank_account, fi_creditor_number
         FROM organizations WHERE id = ${String(out.organizationId)}`;
       assert.deepEqual({ ...org }, {
         name: 'Bager Hansen ApS', cvr: '12345678', sandbox: true, street: 'Bagergade 1', postal_code: '8000',
-        city: 'Aarhus C', email: 'faktura@bager.dk', bank_reg: '1234', bank_account: '0012345678',
+        city: 'Aarhus C', email: 'faktura@bager.dk', bank_reg: '1234', bank_account: '0012345678', fi_creditor_number: '85799665',
       });
     });
 
@@ -158,6 +158,8 @@ describe('operator command (npm run admin)', () => {
       ['a --cvr of 7 digits', ['--name', 'A', '--cvr', '1234567'], /^error: --cvr must be exactly 8 digits/],
       ['a --cvr with letters', ['--name', 'A', '--cvr', '1234567a'], /^error: --cvr must be exactly 8 digits/],
       ['a --bank-reg of 3 digits', ['--name', 'A', '--bank-reg', '123'], /^error: --bank-reg must be/],
+      ['an --fi-creditor not starting with 8', ['--name', 'A', '--fi-creditor', '75799665'], /^error: --fi-creditor must be an FI creditor number: 8 digits, the first an 8/],
+      ['an --fi-creditor of 7 digits', ['--name', 'A', '--fi-creditor', '8579966'], /^error: --fi-creditor must be an FI creditor number/],
       ['an --email without @', ['--name', 'A', '--email', 'nobody'], /^error: --email must be/],
       ['an unknown flag', ['--name', 'A', '--colour', 'red'], /^error: unknown flag --colour$/],
       ['a flag without its value', ['--name'], /^error: --name needs a value$/],
@@ -272,15 +274,15 @@ describe('operator command (npm run admin)', () => {
       const org = await createOrg('--cvr', '11112222', '--street', 'Gammel Vej 1', '--city', 'Odense');
       const out = jsonLine(await admin([
         'update-org', '--org', org.organizationId, '--name', 'Nyt Navn A/S', '--cvr', '87654321', '--street', 'Ny Vej 2',
-        '--postal-code', '2100', '--email', 'bogholderi@nyt.dk', '--bank-reg', '9876', '--bank-account', '1234567890', '--json',
+        '--postal-code', '2100', '--email', 'bogholderi@nyt.dk', '--bank-reg', '9876', '--bank-account', '1234567890', '--fi-creditor', '81234567', '--json',
       ]));
       assert.deepEqual(out, { organizationId: org.organizationId, updated: true });
       const [row] = await sql()`
-        SELECT name, cvr, sandbox, street, postal_code, city, email, bank_reg, bank_account, updated_at > created_at AS touched
+        SELECT name, cvr, sandbox, street, postal_code, city, email, bank_reg, bank_account, fi_creditor_number, updated_at > created_at AS touched
         FROM organizations WHERE id = ${org.organizationId}`;
       assert.deepEqual({ ...row }, {
         name: 'Nyt Navn A/S', cvr: '87654321', sandbox: false, street: 'Ny Vej 2', postal_code: '2100', city: 'Odense',
-        email: 'bogholderi@nyt.dk', bank_reg: '9876', bank_account: '1234567890', touched: true,
+        email: 'bogholderi@nyt.dk', bank_reg: '9876', bank_account: '1234567890', fi_creditor_number: '81234567', touched: true,
       });
     });
 

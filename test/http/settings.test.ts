@@ -16,7 +16,7 @@ describe('GET /v1/settings', () => {
       data: {
         organizationId: org.organizationId, name: 'Ny ApS', cvr: null,
         address: { street: null, postalCode: null, city: null, country: null },
-        email: null, bank: { reg: null, account: null }, sandbox: false, plan: 'standard', defaultPaymentTermsDays: 14,
+        email: null, bank: { reg: null, account: null }, fiCreditorNumber: null, sandbox: false, plan: 'standard', defaultPaymentTermsDays: 14,
         pastDue: { minOere: 10_000, minDays: 14 }, verification: 'unverified',
       },
       meta: {},
@@ -24,13 +24,13 @@ describe('GET /v1/settings', () => {
   });
 
   it('shows what the operator set: seller details, plan, thresholds and verification @cluster', async () => {
-    const org = await createTestOrg({ name: 'Fuld ApS', email: 'faktura@fuld.dk', bankReg: '1234', bankAccount: '0012345678', plan: 'pro' });
+    const org = await createTestOrg({ name: 'Fuld ApS', email: 'faktura@fuld.dk', bankReg: '1234', bankAccount: '0012345678', fiCreditorNumber: '85799665', plan: 'pro' });
     await testDb().db.sql`UPDATE organizations SET past_due_amount_oere = 5000, past_due_days = 7, verification = 'verified' WHERE id = ${org.organizationId}`;
     const res = await call(t.app, 'GET', '/v1/settings', { key: org.apiKey });
     assert.deepEqual(res.body.data, {
       organizationId: org.organizationId, name: 'Fuld ApS', cvr: '12345678',
       address: { street: 'Testvej 1', postalCode: '8000', city: 'Aarhus C', country: 'DK' },
-      email: 'faktura@fuld.dk', bank: { reg: '1234', account: '0012345678' }, sandbox: true, plan: 'pro', defaultPaymentTermsDays: 14,
+      email: 'faktura@fuld.dk', bank: { reg: '1234', account: '0012345678' }, fiCreditorNumber: '85799665', sandbox: true, plan: 'pro', defaultPaymentTermsDays: 14,
       pastDue: { minOere: 5000, minDays: 7 }, verification: 'verified',
     });
   });
