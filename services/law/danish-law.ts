@@ -104,6 +104,34 @@ export function timeBarredOn(dueDate: string): string {
 export const isTimeBarred = (dueDate: string, on: string): boolean => on >= timeBarredOn(dueDate);
 
 // ---------------------------------------------------------------------------------------------------------------
+// Renteloven §§ 3, 5 and 9 a: late-payment interest and the compensation between businesses.
+
+/**
+ * § 5 stk. 1: the statutory rate is the reference rate + 8 percentage points, in basis points (hundredths of a
+ * percent).
+ */
+export const STATUTORY_INTEREST_MARGIN_BP = 800;
+
+/**
+ * § 5 stk. 2: the reference rate in force on 1 January applies for January to June, the one on 1 July for July to
+ * December. The first day of the half-year containing `date`.
+ */
+export const halfYearOf = (date: string): string => `${date.slice(0, 4)}-${date.slice(5, 7) <= '06' ? '01' : '07'}-01`;
+
+/** The half-year after the one starting `from` (a 1 January or 1 July). */
+export const nextHalfYear = (from: string): string =>
+  from.slice(5, 7) === '01' ? `${from.slice(0, 4)}-07-01` : `${String(Number(from.slice(0, 4)) + 1).padStart(4, '0')}-01-01`;
+
+/** The statutory rate of a half-year whose reference rate is `referenceRateBp`. */
+export const statutoryRateBp = (referenceRateBp: number): number => referenceRateBp + STATUTORY_INTEREST_MARGIN_BP;
+
+/** Interest for one day is the principal × the yearly rate / 365, in every year (no 366 in a leap year). */
+export const INTEREST_DAYS_PER_YEAR = 365;
+
+/** § 9 a stk. 3: the fixed compensation a business debtor owes for a late payment: 310 kr, no VAT. */
+export const COMPENSATION_OERE = 31_000;
+
+// ---------------------------------------------------------------------------------------------------------------
 // The provisions a step cites, from the numbers above.
 
 export const LAW = {
