@@ -834,6 +834,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/reference-rates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Nationalbanken's reference rates by half-year
+         * @description Newest first. Late-payment interest (renteloven § 5) accrues at the statutory rate (reference + 8 percentage points) of the half-year a day falls in; a half-year without its own row uses the latest earlier one. Rates are the same for every organisation and set by the operator.
+         *
+         *     Requires scope `reminders:read`.
+         */
+        get: operations["listReferenceRates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/invoices/{invoiceId}/reminders": {
         parameters: {
             query?: never;
@@ -2351,6 +2373,18 @@ export interface components {
              * @description UTC instant, ISO-8601
              */
             updatedAt: string;
+        };
+        /** ReferenceRate */
+        ReferenceRate: {
+            /**
+             * Format: date
+             * @description The first day of the half-year (1 January or 1 July) from which the rate is in force
+             */
+            from: string;
+            /** @description Nationalbanken's reference rate, in basis points (160 = 1.60 %) */
+            referenceRateBp: number;
+            /** @description The statutory late-payment interest rate (renteloven § 5): reference + 800 basis points */
+            statutoryRateBp: number;
         };
         /** ReminderCadenceStep */
         ReminderCadenceStep: {
@@ -8257,6 +8291,101 @@ export interface operations {
             };
             /** @description unsupported_media_type: bodies must be application/json */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A business rule refused the request (see the error code) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: see Retry-After and RateLimit-* headers */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listReferenceRates: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1..200 */
+                limit?: number;
+                /** @description Opaque cursor from meta.nextCursor; anything else is 400 invalid_cursor */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ReferenceRate"][];
+                        meta: {
+                            nextCursor: string | null;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope: the key lacks the scope this operation requires */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: the id is unknown or belongs to another organisation */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -11,6 +11,7 @@ import { updateOrganization, type UpdateOrganizationInput } from '../organizatio
 import { parkedWorkCommand, retryWorkCommand } from './work-commands.ts';
 import { withdrawCaseCommand } from './case-commands.ts';
 import { addMemberCommand } from './member-commands.ts';
+import { setReferenceRateCommand } from './rate-commands.ts';
 import { FI_CREDITOR_NUMBER } from '../payments/fik-payment-id.ts';
 
 /**
@@ -300,6 +301,7 @@ export const COMMANDS: ReadonlyMap<string, Command> = new Map([
   ['retry-work', retryWorkCommand],
   ['withdraw-case', withdrawCaseCommand],
   ['add-member', addMemberCommand],
+  ['set-reference-rate', setReferenceRateCommand],
 ]);
 
 export const SELLER_DETAILS_USAGE =

@@ -79,6 +79,7 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'POST /v1/test-clock/advance': 'advanceTestClock',
   'GET /v1/reminder-settings': 'getReminderSettings',
   'PUT /v1/reminder-settings': 'replaceReminderSettings',
+  'GET /v1/reference-rates': 'listReferenceRates',
   'GET /v1/invoices/:invoiceId/reminders': 'listInvoiceReminders',
   'POST /v1/invoices/:invoiceId/reminders': 'sendInvoiceReminder',
   'POST /v1/cases': 'createCase',

@@ -13,6 +13,7 @@ import { paymentRoutes } from './payments.ts';
 import { paymentLinkRoutes } from './payment-links.ts';
 import { receiptRoutes } from './receipts.ts';
 import { reminderSettingsRoutes } from './reminder-settings.ts';
+import { referenceRateRoutes } from './reference-rates.ts';
 import { reminderRoutes } from './reminders.ts';
 import { caseRoutes } from './cases.ts';
 import { collectRoutes } from './collect.ts';
@@ -42,6 +43,7 @@ export function registerV1Routes(app: FastifyInstance, deps: AppDeps): void {
   paymentLinkRoutes(app, deps);
   receiptRoutes(app, deps);
   reminderSettingsRoutes(app, deps);
+  referenceRateRoutes(app, deps);
   reminderRoutes(app, deps);
   caseRoutes(app, deps);
   collectRoutes(app, deps);
