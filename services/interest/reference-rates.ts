@@ -34,7 +34,7 @@ export async function setReferenceRate(sql: Queryable, from: string, referenceRa
     return { outcome: 'created', previousBp: null };
   }
   if (existing.reference_rate_bp === referenceRateBp) return { outcome: 'unchanged', previousBp: referenceRateBp };
-  const [charged] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM invoice_interest_postings WHERE rate_from = ${from}`;
+  const [charged] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM invoice_fees WHERE rate_from = ${from}`;
   if (charged!.n > 0) return { outcome: 'charged', previousBp: existing.reference_rate_bp, postings: charged!.n };
   await sql`UPDATE reference_rates SET reference_rate_bp = ${referenceRateBp}, updated_at = now() WHERE from_date = ${from}`;
   return { outcome: 'replaced', previousBp: existing.reference_rate_bp };

@@ -19,22 +19,20 @@ INSERT INTO reference_rates (from_date, reference_rate_bp) VALUES
   ('2025-07-01', 175),
   ('2026-01-01', 175);
 
--- Interest posted on an invoice: one row per half-year piece of a posting (docs/reminders.md, "Interest"), with the
--- reference rate row it was charged at (the half-year's own, or the latest earlier one), so a rate that has been
--- charged with is never changed under it.
-CREATE TABLE invoice_interest_postings (
-  organization_id  uuid NOT NULL,
-  id               uuid NOT NULL,
-  invoice_id       uuid NOT NULL,
-  rate_from        date NOT NULL REFERENCES reference_rates (from_date),
-  from_date        date NOT NULL,
-  to_date          date NOT NULL CHECK (to_date >= from_date),
-  rate_bp          integer NOT NULL CHECK (rate_bp > 0),
-  amount_oere      bigint NOT NULL CHECK (amount_oere > 0),
-  posted_on        date NOT NULL,
-  created_at       timestamptz NOT NULL DEFAULT now(),
-  PRIMARY KEY (organization_id, id),
-  FOREIGN KEY (organization_id, invoice_id) REFERENCES invoices (organization_id, id)
-);
-CREATE INDEX invoice_interest_postings_invoice ON invoice_interest_postings (organization_id, invoice_id, to_date);
-CREATE INDEX invoice_interest_postings_rate ON invoice_interest_postings (rate_from);
+-- Interest and the 310 kr compensation are claim items like reminder fees: rows of invoice_fees, so the balance,
+-- the customer balance and every reader that sums an invoice's fees carry them with no second mechanism. An
+-- interest row is one half-year piece of a posting: its first and last accruing day, the statutory rate it was
+-- charged at, and the reference rate row that rate came from (the half-year's own, or the latest earlier one), so a
+-- rate that has been charged with is never changed under it.
+ALTER TABLE invoice_fees DROP CONSTRAINT invoice_fees_kind_check;
+ALTER TABLE invoice_fees
+  ADD CONSTRAINT invoice_fees_kind_check CHECK (kind IN ('reminder', 'interest', 'compensation')),
+  ADD COLUMN interest_from date,
+  ADD COLUMN interest_to   date,
+  ADD COLUMN rate_bp       integer CHECK (rate_bp > 0),
+  ADD COLUMN rate_from     date REFERENCES reference_rates (from_date),
+  ADD CONSTRAINT invoice_fees_interest_piece CHECK (
+    (kind = 'interest') = (interest_from IS NOT NULL AND interest_to IS NOT NULL AND rate_bp IS NOT NULL AND rate_from IS NOT NULL)
+    AND (interest_to IS NULL OR interest_to >= interest_from)
+    AND (kind = 'interest' OR (interest_from IS NULL AND interest_to IS NULL AND rate_bp IS NULL AND rate_from IS NULL)));
+CREATE INDEX invoice_fees_rate_from ON invoice_fees (rate_from) WHERE rate_from IS NOT NULL;
