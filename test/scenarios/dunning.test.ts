@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { addDays } from '../../services/shared/clock.ts';
+import { addDays, copenhagenToday } from '../../services/shared/clock.ts';
 import { call, testDb } from '../helpers/context.ts';
 import { startScenario, type Invoice, type Scenario } from '../helpers/scenario.ts';
 import { reminderSettingsBody } from '../helpers/reminders.ts';
@@ -38,7 +38,8 @@ describe('scenario: dunning', function () {
     assert.equal(res.status, 200, res.raw);
     return res.body;
   };
-  const sentOn = (h: HistoryItem) => h.sentAt.slice(0, 10);
+  // The business date of the instant: Copenhagen's, not UTC's (they differ for an hour or two around midnight).
+  const sentOn = (h: HistoryItem) => copenhagenToday(new Date(h.sentAt));
   const settings = async (body: Record<string, unknown>) => {
     const res = await call(s.api.app, 'PUT', '/v1/reminder-settings', {
       key: s.org.apiKey,

@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { dunningKey } from '../../contracts/workflows.ts';
 import { freePort } from '../../deploy/local/ports.ts';
 import { dueWakes } from '../../services/clock/wake-index.ts';
+import { copenhagenToday } from '../../services/shared/clock.ts';
 import { createRestateWakeups } from '../../services/clock/wakeups.ts';
 import { createEngineClient } from '../../services/shared/engine-client.ts';
 import { call, createTestOrg, startTestApp, TEST_MASTER_KEY, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
@@ -168,7 +169,7 @@ describe('dunning survives a killed workflows process', function () {
         status: h.status,
         demandLetter: h.demandLetter,
         source: h.source,
-        sentOn: days(String(h.sentAt).slice(0, 10)),
+        sentOn: days(copenhagenToday(new Date(String(h.sentAt)))),
         deadline: days(String(h.deadline)),
       })),
       invoice: { status: invoice.status, reminderFeeOere: invoice.reminderFeeOere, balanceOere: invoice.balanceOere - inv.grossOere },

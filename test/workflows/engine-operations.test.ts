@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import * as http2 from 'node:http2';
-import { addDays } from '../../services/shared/clock.ts';
+import { addDays, copenhagenToday } from '../../services/shared/clock.ts';
 import { LAW } from '../../services/law/danish-law.ts';
 import { WORKFLOW_SERVICES } from '../../contracts/workflows.ts';
 import { RETENTION_DAYS } from '../../workflows/shared/durable.ts';
@@ -92,7 +92,7 @@ describe('the engine as operators meet it', function () {
     ]);
     const history = await call(s.api.app, 'GET', `/v1/invoices/${inv.id}/reminders`, { key: s.org.apiKey });
     assert.deepEqual(
-      (history.body.data as { sentAt: string }[]).map((h) => h.sentAt.slice(0, 10)),
+      (history.body.data as { sentAt: string }[]).map((h) => copenhagenToday(new Date(h.sentAt))),
       [addDays(inv.dueDate, 7), addDays(inv.dueDate, 17)],
     );
   });
