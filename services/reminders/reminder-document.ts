@@ -7,6 +7,7 @@ import { principalOutstandingOere } from '../invoices/invoice-balance.ts';
 import { findInvoiceRow } from '../invoices/invoice-queries.ts';
 import { loadDocumentLogo, type DocumentLogo } from '../branding/document-logo.ts';
 import { findVerifiedPaymentDomain, formatPaymentCode, paymentLinkUrl } from '../payments/payment-links.ts';
+import { fikOf, type Fik } from '../payments/fik-payment-id.ts';
 
 /**
  * What a reminder document shows (a "rykker", or the free payment reminder; the last reminder of a plan is also the
@@ -43,6 +44,8 @@ export interface ReminderDocumentView {
   totalOere: number;
   /** The invoice's payment link, when it has one: its code, and its URL when the pay page's address is known. */
   paymentLink: { url: string | null; paymentCode: string } | null;
+  /** The FI-kort +71 payment id the invoice was issued with, repeated as the invoice prints it; absent or null: none. */
+  fik?: Fik | null;
   /** The organisation's light logo when the reminder was taken; absent or null: none. */
   logo?: DocumentLogo | null;
 }
@@ -72,8 +75,14 @@ export async function loadReminderView(
   if (!r) return undefined;
   const invoice = await findInvoiceRow(sql, organizationId, r.invoice_id, { type: 'invoice' });
   if (!invoice || invoice.number === null || invoice.issue_date === null || invoice.due_date === null) return undefined;
-  const [snap] = await sql<{ seller_snapshot: InvoiceDocumentView['seller'] | null; buyer_snapshot: InvoiceDocumentView['buyer'] | null }[]>`
-    SELECT seller_snapshot, buyer_snapshot FROM invoices WHERE organization_id = ${organizationId} AND id = ${r.invoice_id}`;
+  const [snap] = await sql<{
+    seller_snapshot: InvoiceDocumentView['seller'] | null;
+    buyer_snapshot: InvoiceDocumentView['buyer'] | null;
+    fik_payment_id: string | null;
+    fik_creditor_number: string | null;
+  }[]>`
+    SELECT seller_snapshot, buyer_snapshot, fik_payment_id, fik_creditor_number
+    FROM invoices WHERE organization_id = ${organizationId} AND id = ${r.invoice_id}`;
   if (!snap?.seller_snapshot || !snap.buyer_snapshot) return undefined;
   const [fees] = await sql<{ before: number }[]>`
     SELECT coalesce(sum(f.amount_oere), 0)::bigint AS before
@@ -110,6 +119,7 @@ export async function loadReminderView(
     paidTowardsFeesOere,
     totalOere: principalOere + feesBeforeOere + r.fee_oere - paidTowardsFeesOere,
     logo: await loadDocumentLogo(sql, organizationId, r.logo_sha256),
+    fik: fikOf(snap),
     paymentLink: link
       ? {
         url: paymentDomain || base ? paymentLinkUrl(link.reference, base ?? '', paymentDomain) : null,
