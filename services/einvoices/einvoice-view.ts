@@ -21,11 +21,8 @@ export async function loadEInvoiceSource(sql: Queryable, documents: DocumentStor
     credit_reason: string | null;
     credited_number: number | null;
     credited_issue_date: string | null;
-    fik_payment_id: string | null;
-    fik_creditor_number: string | null;
   }[]>`
-    SELECT i.seller_snapshot, i.buyer_snapshot, i.credit_reason, o.number AS credited_number, o.issue_date::text AS credited_issue_date,
-      i.fik_payment_id, i.fik_creditor_number
+    SELECT i.seller_snapshot, i.buyer_snapshot, i.credit_reason, o.number AS credited_number, o.issue_date::text AS credited_issue_date
     FROM invoices i LEFT JOIN invoices o ON o.organization_id = i.organization_id AND o.id = i.credits_invoice_id
     WHERE i.organization_id = ${organizationId} AND i.id = ${row.id}`;
   // The language and e-mail only matter to the PDF and the mail; the e-invoice has its own (Danish) wording.
@@ -39,7 +36,7 @@ export async function loadEInvoiceSource(sql: Queryable, documents: DocumentStor
   const pdf = await storedDocument(sql, documents, organizationId, row.document_sha256!, `${row.type} ${row.id}`);
   // The FI-kort payment id the invoice was issued with is its payment means (docs/einvoicing.md); a credit note
   // has nothing to pay and carries none.
-  return { id: row.id, view, pdf, fik: row.type === 'creditNote' ? null : fikOf(snap!) };
+  return { id: row.id, view, pdf, fik: row.type === 'creditNote' ? null : fikOf(row) };
 }
 
 /** The profile when a request names none: OIOUBL when the issued buyer has a GLN (NemHandel), else Peppol BIS 3. */

@@ -39,16 +39,10 @@ export async function frozenDocumentView(
   buyerNow: Pick<BuyerSnapshot, 'language' | 'email'>,
   payBaseUrl?: string,
 ): Promise<InvoiceDocumentView> {
-  const [snap] = await sql<{
-    seller_snapshot: InvoiceDocumentView['seller'];
-    buyer_snapshot: InvoiceDocumentView['buyer'];
-    fik_payment_id: string | null;
-    fik_creditor_number: string | null;
-  }[]>`
-    SELECT seller_snapshot, buyer_snapshot, fik_payment_id, fik_creditor_number
-    FROM invoices WHERE organization_id = ${organizationId} AND id = ${row.id}`;
+  const [snap] = await sql<{ seller_snapshot: InvoiceDocumentView['seller']; buyer_snapshot: InvoiceDocumentView['buyer'] }[]>`
+    SELECT seller_snapshot, buyer_snapshot FROM invoices WHERE organization_id = ${organizationId} AND id = ${row.id}`;
   const buyer: BuyerSnapshot = { ...snap!.buyer_snapshot, ...buyerNow };
   const lines = (await loadLines(sql, [row.id])).get(row.id) ?? [];
   const view = documentView('invoice', row.number!, row.issue_date!, row.due_date, snap!.seller_snapshot, buyer, row, lines, null);
-  return { ...view, paymentLink: await printedPaymentLink(sql, organizationId, row.id, payBaseUrl), fik: fikOf(snap!) };
+  return { ...view, paymentLink: await printedPaymentLink(sql, organizationId, row.id, payBaseUrl), fik: fikOf(row) };
 }

@@ -75,14 +75,8 @@ export async function loadReminderView(
   if (!r) return undefined;
   const invoice = await findInvoiceRow(sql, organizationId, r.invoice_id, { type: 'invoice' });
   if (!invoice || invoice.number === null || invoice.issue_date === null || invoice.due_date === null) return undefined;
-  const [snap] = await sql<{
-    seller_snapshot: InvoiceDocumentView['seller'] | null;
-    buyer_snapshot: InvoiceDocumentView['buyer'] | null;
-    fik_payment_id: string | null;
-    fik_creditor_number: string | null;
-  }[]>`
-    SELECT seller_snapshot, buyer_snapshot, fik_payment_id, fik_creditor_number
-    FROM invoices WHERE organization_id = ${organizationId} AND id = ${r.invoice_id}`;
+  const [snap] = await sql<{ seller_snapshot: InvoiceDocumentView['seller'] | null; buyer_snapshot: InvoiceDocumentView['buyer'] | null }[]>`
+    SELECT seller_snapshot, buyer_snapshot FROM invoices WHERE organization_id = ${organizationId} AND id = ${r.invoice_id}`;
   if (!snap?.seller_snapshot || !snap.buyer_snapshot) return undefined;
   const [fees] = await sql<{ before: number }[]>`
     SELECT coalesce(sum(f.amount_oere), 0)::bigint AS before
@@ -119,7 +113,7 @@ export async function loadReminderView(
     paidTowardsFeesOere,
     totalOere: principalOere + feesBeforeOere + r.fee_oere - paidTowardsFeesOere,
     logo: await loadDocumentLogo(sql, organizationId, r.logo_sha256),
-    fik: fikOf(snap),
+    fik: fikOf(invoice),
     paymentLink: link
       ? {
         url: paymentDomain || base ? paymentLinkUrl(link.reference, base ?? '', paymentDomain) : null,
