@@ -154,14 +154,16 @@ describe('reminder documents', () => {
     const text = (await pdfText(doc!.bytes)).replace(/\s+/g, ' ');
     assert.ok(text.includes(`Betalingsreference ${inv.number} FI-kort ${line}`), text);
     const view = await loadReminderView(testDb().db.sql, testDb().keyring, fikOrg.organizationId, r1, { payBaseUrl: BASE });
-    assert.equal(view?.fik?.line, line);
-    const mail = composeReminderMail({ view: view!, fromAddress: 'faktura@faktura.invalid', to: 'bogholderi@kunde.dk', pdf: doc!.bytes });
+    assert.ok(view);
+    assert.equal(view.fik?.line, line);
+    const mail = composeReminderMail({ view, fromAddress: 'faktura@faktura.invalid', to: 'bogholderi@kunde.dk', pdf: doc!.bytes });
     assert.ok(mail.text.includes(`Betal med FI-kort: ${line}`), mail.text);
     assert.ok(mail.html.includes(`Betal med FI-kort: ${line.replaceAll('<', '&lt;')}`), mail.html);
 
     const plain = await loadReminderView(testDb().db.sql, testDb().keyring, org.organizationId, (await invoiceWithTwoReminders('da')).r1);
-    assert.equal(plain?.fik, null);
-    assert.ok(!composeReminderMail({ view: plain!, fromAddress: 'faktura@faktura.invalid', to: 'x@kunde.dk', pdf: doc!.bytes }).text.includes('FI-kort'));
+    assert.ok(plain);
+    assert.equal(plain.fik, null);
+    assert.ok(!composeReminderMail({ view: plain, fromAddress: 'faktura@faktura.invalid', to: 'x@kunde.dk', pdf: doc!.bytes }).text.includes('FI-kort'));
   });
 
   it('renders a reminder once when two renders race; unknown ids and other organisations find nothing', async () => {

@@ -104,7 +104,6 @@ describe('the payment details on the invoice PDF and mail', function () {
       return {
         db, keyring, documents: t.deps.documents, fromAddress: 'faktura@faktura.invalid', trackingPixelUrl: () => null, payBaseUrl: pay.baseUrl,
         mailer: { send: async (m) => (mailed.push(m), { messageId: m.messageId, accepted: true, response: '250 OK' }) },
-        letters: { send: () => Promise.reject(new Error('no letters here')) },
         einvoices: { deliver: () => Promise.reject(new Error('no e-invoices here')) },
       };
     };
