@@ -193,6 +193,8 @@ export interface InvoiceTemplateModel {
   vatRows: { label: string; vatNumber: string | null; base: string; vat: string }[];
   totals: { label: string; value: string; grand: boolean }[];
   payment: { label: string; value: string }[] | null;
+  /** The payment link's URL, the last payment row, in a smaller type so that it stays on one line; null: no link. */
+  paymentUrl: { label: string; url: string } | null;
   /** The payment link's QR code (an SVG as a data: URL, qr-code.ts) beside the payment rows; null: no link. */
   paymentQr: { src: string; caption: string } | null;
   paymentHint: string | null;
@@ -254,12 +256,11 @@ export function invoiceTemplateModel(view: InvoiceDocumentView): InvoiceTemplate
     payment.push({ label: t.paymentReference, value: number });
     // The FI-kort line as the debtor's bank asks for it (docs/bank-payments.md), and the pay page's link and code.
     if (view.fik) payment.push({ label: t.fik, value: view.fik.line });
-    if (view.paymentLink) {
-      payment.push({ label: t.paymentCode, value: view.paymentLink.paymentCode });
-      payment.push({ label: t.payOnline, value: view.paymentLink.url });
-    }
+    if (view.paymentLink) payment.push({ label: t.paymentCode, value: view.paymentLink.paymentCode });
   }
-  const paymentQr = !isCredit && view.paymentLink ? { src: qrCodeDataUrl(view.paymentLink.url), caption: t.scanToPay } : null;
+  const link = !isCredit ? (view.paymentLink ?? null) : null;
+  const paymentUrl = link ? { label: t.payOnline, url: link.url } : null;
+  const paymentQr = link ? { src: qrCodeDataUrl(link.url), caption: t.scanToPay } : null;
 
   const title = isCredit ? t.creditNote : t.invoice;
   const seller = view.seller;
@@ -287,6 +288,7 @@ export function invoiceTemplateModel(view: InvoiceDocumentView): InvoiceTemplate
       { label: isCredit ? t.creditNoteTotal : t.invoiceTotal, value: money(view.grossOere), grand: true },
     ],
     payment,
+    paymentUrl,
     paymentQr,
     paymentHint: isCredit ? null : t.paymentReferenceHint,
     footer: [seller.name, addressLines(seller).join(', '), seller.cvr ? `${t.cvr} ${seller.cvr}` : '', seller.email ?? '']
