@@ -65,7 +65,7 @@ export interface ActivityResources {
   letters?: LetterService;
   /** Where e-invoices go; defaults to EINVOICE_AP_URL's access point, else files under DATA_DIR/einvoices. */
   einvoices?: EInvoiceAccessPoint;
-  /** The pay page's address (PAY_BASE_URL), for the payment link in reminders. */
+  /** The pay page's address (PAY_BASE_URL), for the payment link on invoices, in their mails and in reminders. */
   payBaseUrl?: string;
   /** Where collection cases are handed over; defaults to COLLECTION_PARTNER_URL's partner, else JSON files under DATA_DIR/collections. */
   collectionPartner?: CollectionPartner;
@@ -142,6 +142,7 @@ export function createActivities(
     einvoices: { deliver: (d) => accessPoint().deliver(d) },
     trackingPixelUrl: (org, invoiceId) =>
       config.publicApiUrl ? `${config.publicApiUrl.replace(/\/+$/, '')}/t/o/${trackingToken(resources.keyring, org, invoiceId)}.gif` : null,
+    payBaseUrl: resources.payBaseUrl,
   };
   // Created on the first hand-over, like the letter service.
   let partner: CollectionPartner | undefined = resources.collectionPartner;
@@ -178,7 +179,7 @@ export function createActivities(
     // Issuing, mail, receipts
     finishInvoiceIssue: async (invoiceId) => {
       const done = await finishIssue(
-        { db, keyring: resources.keyring, pdf: resources.pdf, documents, mailDomain: config.mailFromAddress.split('@')[1]! },
+        { db, keyring: resources.keyring, pdf: resources.pdf, documents, mailDomain: config.mailFromAddress.split('@')[1]!, payBaseUrl: resources.payBaseUrl },
         invoiceId,
       );
       return {

@@ -19,6 +19,8 @@ export interface InvoiceMailDeps extends Omit<DeliveryDeps, 'letters'> {
   einvoices: EInvoiceAccessPoint;
   /** URL of the tracking pixel for an invoice, or null when the API has no public address to put in a mail. */
   trackingPixelUrl: (organizationId: string, invoiceId: string) => string | null;
+  /** The pay page's address (PAY_BASE_URL), the base of the payment link the mail carries. */
+  payBaseUrl?: string | undefined;
 }
 
 export type DeliveryOutcome = { status: 'sent' | 'delivered' | 'failed' | 'unknown'; code?: string };
@@ -40,7 +42,7 @@ export const INVOICE_MAIL_DOCUMENT: DocumentKind<InvoiceMailDeps, ReadyInvoice, 
         SELECT organization_id, status, failure_code, message_id, channel FROM invoice_sends WHERE invoice_id = ${invoiceId}`;
       if (!send) return { settled: { kind: 'settled', outcome: { status: 'unknown' } } };
       if (send.status !== INVOICE_SEND_LIFECYCLE.state.queued) return { settled: { kind: 'settled', outcome: { status: send.status, ...(send.failure_code ? { code: send.failure_code } : {}) } } };
-      const loaded = await loadDocumentView(sql, deps.keyring, send.organization_id, invoiceId);
+      const loaded = await loadDocumentView(sql, deps.keyring, send.organization_id, invoiceId, deps.payBaseUrl);
       if (!loaded) return { settled: { kind: 'settled', outcome: { status: 'unknown' } } };
       const pdf = await storedDocument(sql, deps.documents, send.organization_id, loaded.documentSha256, `invoice ${invoiceId}`);
       return { ready: { send, loaded, pdf } };
@@ -77,7 +79,7 @@ export const INVOICE_MAIL_DOCUMENT: DocumentKind<InvoiceMailDeps, ReadyInvoice, 
         pdf,
         messageId: send.message_id,
         trackingPixelUrl: deps.trackingPixelUrl(send.organization_id, invoiceId),
-        paymentUrl: null,
+        paymentUrl: loaded.view.paymentLink?.url ?? null,
       }),
   }),
   answer: (sent, { loaded }) => {

@@ -18,6 +18,8 @@ export interface DocumentMailData {
   /** What happens if the claim is not paid (reminders with a warning, the påkrav). */
   warning: string | null;
   payment: string | null;
+  /** The FI-kort +71 line to pay by (docs/bank-payments.md), with its words. */
+  fik: string | null;
   paymentCode: string | null;
   paymentLink: { label: string; url: string } | null;
   alreadyPaid: string | null;
@@ -27,8 +29,8 @@ export interface DocumentMailData {
 }
 
 /** The sections a kind may leave out: absent, they are not in the mail. */
-type Optional = 'warning' | 'payment' | 'paymentCode' | 'paymentLink' | 'alreadyPaid' | 'trackingPixelUrl';
-const LEFT_OUT: Pick<DocumentMailData, Optional> = { warning: null, payment: null, paymentCode: null, paymentLink: null, alreadyPaid: null, trackingPixelUrl: null };
+type Optional = 'warning' | 'payment' | 'fik' | 'paymentCode' | 'paymentLink' | 'alreadyPaid' | 'trackingPixelUrl';
+const LEFT_OUT: Pick<DocumentMailData, Optional> = { warning: null, payment: null, fik: null, paymentCode: null, paymentLink: null, alreadyPaid: null, trackingPixelUrl: null };
 
 // An isolated instance: helpers registered elsewhere cannot change what these templates do. strict: a misspelt
 // field fails loudly instead of rendering as nothing.

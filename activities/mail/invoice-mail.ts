@@ -30,6 +30,8 @@ interface Words {
   };
   creditedInvoice: (n: number, date: string) => string;
   payment: (reg: string, account: string, n: number) => string;
+  fik: (line: string) => string;
+  paymentCode: (code: string) => string;
   payOnline: string;
   closing: string;
 }
@@ -56,6 +58,8 @@ const WORDS: Record<Lang, Words> = {
     },
     creditedInvoice: (n, date) => `${n} af ${date}`,
     payment: (reg, account, n) => `Betal venligst til reg.nr. ${reg}, kontonr. ${account}, og angiv ${n} som reference.`,
+    fik: (line) => `Betal med FI-kort: ${line}`,
+    paymentCode: (code) => `Betalingskode: ${code}`,
     payOnline: 'Betal fakturaen online',
     closing: 'Med venlig hilsen',
   },
@@ -80,6 +84,8 @@ const WORDS: Record<Lang, Words> = {
     },
     creditedInvoice: (n, date) => `${n} of ${date}`,
     payment: (reg, account, n) => `Please pay to bank reg. no. ${reg}, account no. ${account}, with reference ${n}.`,
+    fik: (line) => `Pay by FI card (giro): ${line}`,
+    paymentCode: (code) => `Payment code: ${code}`,
     payOnline: 'Pay the invoice online',
     closing: 'Kind regards',
   },
@@ -90,7 +96,7 @@ export interface InvoiceMailInput extends DocumentMailInput<InvoiceDocumentView>
   seller: { name: string; email: string | null };
   messageId: string;
   trackingPixelUrl: string | null;
-  /** Hosted pay page; invoices only. */
+  /** Hosted pay page; invoices only: the invoice's payment link (the view's `paymentLink.url` when it has one). */
   paymentUrl: string | null;
 }
 
@@ -131,6 +137,8 @@ export function composeInvoiceMail(input: InvoiceMailInput): OutgoingMail {
     intro: w.intro[view.kind](n, sellerName),
     facts,
     payment,
+    fik: isInvoice && view.fik ? w.fik(view.fik.line) : null,
+    paymentCode: isInvoice && view.paymentLink ? w.paymentCode(view.paymentLink.paymentCode) : null,
     paymentLink: paymentUrl === null ? null : { label: w.payOnline, url: paymentUrl },
     closing: w.closing,
     sellerName,

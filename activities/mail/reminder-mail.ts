@@ -20,6 +20,7 @@ interface Words {
   labels: { invoiceNumber: string; invoiceDate: string; dueDate: string; total: string; deadline: string };
   payment: (reg: string, account: string, invoice: number) => string;
   paymentCode: (code: string) => string;
+  fik: (line: string) => string;
   payOnline: string;
   warning: (deadline: string) => string;
   alreadyPaid: string;
@@ -47,6 +48,7 @@ const WORDS: Record<Lang, Words> = {
     labels: { invoiceNumber: 'Fakturanummer', invoiceDate: 'Fakturadato', dueDate: 'Oprindelig forfaldsdato', total: 'I alt at betale', deadline: 'Betales senest' },
     payment: (reg, account, i) => `Betal venligst til reg.nr. ${reg}, kontonr. ${account}, og angiv ${i} som reference.`,
     paymentCode: (code) => `Betalingskode: ${code}`,
+    fik: (line) => `Betal med FI-kort: ${line}`,
     payOnline: 'Betal online',
     warning: (deadline) =>
       `Er beløbet ikke betalt senest ${deadline}, overdrages kravet til inkasso. Det medfører yderligere omkostninger for dig, herunder inkassogebyr efter rentelovens § 9 b, stk. 3.`,
@@ -73,6 +75,7 @@ const WORDS: Record<Lang, Words> = {
     labels: { invoiceNumber: 'Invoice number', invoiceDate: 'Invoice date', dueDate: 'Original due date', total: 'Total to pay', deadline: 'Pay by' },
     payment: (reg, account, i) => `Please pay to bank reg. no. ${reg}, account no. ${account}, with reference ${i}.`,
     paymentCode: (code) => `Payment code: ${code}`,
+    fik: (line) => `Pay by FI card (giro): ${line}`,
     payOnline: 'Pay online',
     warning: (deadline) =>
       `If the amount is not paid by ${deadline}, the claim will be handed over to debt collection. This will add further costs for you, including a collection fee under section 9 b(3) of the Danish Interest Act.`,
@@ -115,6 +118,7 @@ export function composeReminderMail(input: ReminderMailInput): OutgoingMail {
     ],
     warning: view.demandLetter ? w.warning(deadline) : null,
     payment: bankReg !== null && bankAccount !== null ? w.payment(bankReg, bankAccount, i) : null,
+    fik: view.fik ? w.fik(view.fik.line) : null,
     paymentCode: view.paymentLink ? w.paymentCode(view.paymentLink.paymentCode) : null,
     paymentLink: url === null ? null : { label: w.payOnline, url },
     alreadyPaid: w.alreadyPaid,

@@ -3,6 +3,7 @@ import Handlebars from 'handlebars';
 import type { ExemptionReason, InvoiceDocumentView } from '../../services/invoices/invoice-document.ts';
 import { formatOere, groupThousands } from '../../services/shared/money.ts';
 import { logoDataUrl } from '../../services/branding/document-logo.ts';
+import { qrCodeDataUrl } from './qr-code.ts';
 
 /**
  * Invoice and credit note documents as self-contained HTML (Momsbekendtgørelsen § 58; docs/api-conventions.md,
@@ -67,6 +68,10 @@ const TEXTS = {
     bankAccount: 'Kontonr.',
     paymentReference: 'Betalingsreference',
     paymentReferenceHint: 'Angiv fakturanummeret som reference ved betaling.',
+    fik: 'FI-kort',
+    paymentCode: 'Betalingskode',
+    payOnline: 'Betal online',
+    scanToPay: 'Scan og betal',
     creditsInvoice: (number: string, date: string) => `Kreditnota til faktura nr. ${number} af ${date}`,
     reason: 'Årsag',
     page: 'Side',
@@ -108,6 +113,10 @@ const TEXTS = {
     bankAccount: 'Account no.',
     paymentReference: 'Payment reference',
     paymentReferenceHint: 'Please state the invoice number as the reference when paying.',
+    fik: 'FI card',
+    paymentCode: 'Payment code',
+    payOnline: 'Pay online',
+    scanToPay: 'Scan to pay',
     creditsInvoice: (number: string, date: string) => `Credit note for invoice no. ${number} dated ${date}`,
     reason: 'Reason',
     page: 'Page',
@@ -184,6 +193,10 @@ export interface InvoiceTemplateModel {
   vatRows: { label: string; vatNumber: string | null; base: string; vat: string }[];
   totals: { label: string; value: string; grand: boolean }[];
   payment: { label: string; value: string }[] | null;
+  /** The payment link's URL, the last payment row, in a smaller type so that it stays on one line; null: no link. */
+  paymentUrl: { label: string; url: string } | null;
+  /** The payment link's QR code (an SVG as a data: URL, qr-code.ts) beside the payment rows; null: no link. */
+  paymentQr: { src: string; caption: string } | null;
   paymentHint: string | null;
   footer: string;
   t: Record<'customer' | 'attention' | 'cvr' | 'email' | 'description' | 'quantity' | 'unitPrice' | 'discount' | 'vatRate' | 'amount' | 'vatBreakdown' | 'taxableAmount' | 'vat' | 'payment' | 'reason', string>;
@@ -241,7 +254,13 @@ export function invoiceTemplateModel(view: InvoiceDocumentView): InvoiceTemplate
     if (view.seller.bankReg) payment.push({ label: t.bankReg, value: view.seller.bankReg });
     if (view.seller.bankAccount) payment.push({ label: t.bankAccount, value: view.seller.bankAccount });
     payment.push({ label: t.paymentReference, value: number });
+    // The FI-kort line as the debtor's bank asks for it (docs/bank-payments.md), and the pay page's link and code.
+    if (view.fik) payment.push({ label: t.fik, value: view.fik.line });
+    if (view.paymentLink) payment.push({ label: t.paymentCode, value: view.paymentLink.paymentCode });
   }
+  const link = !isCredit ? (view.paymentLink ?? null) : null;
+  const paymentUrl = link ? { label: t.payOnline, url: link.url } : null;
+  const paymentQr = link ? { src: qrCodeDataUrl(link.url), caption: t.scanToPay } : null;
 
   const title = isCredit ? t.creditNote : t.invoice;
   const seller = view.seller;
@@ -269,6 +288,8 @@ export function invoiceTemplateModel(view: InvoiceDocumentView): InvoiceTemplate
       { label: isCredit ? t.creditNoteTotal : t.invoiceTotal, value: money(view.grossOere), grand: true },
     ],
     payment,
+    paymentUrl,
+    paymentQr,
     paymentHint: isCredit ? null : t.paymentReferenceHint,
     footer: [seller.name, addressLines(seller).join(', '), seller.cvr ? `${t.cvr} ${seller.cvr}` : '', seller.email ?? '']
       .filter(Boolean)

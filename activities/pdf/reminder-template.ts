@@ -43,6 +43,7 @@ const TEXTS = {
     feeBasis: 'Rykkergebyret opkræves efter rentelovens § 9 b.',
     warningTitle: 'Påkrav — varsel om inkasso',
     paymentCode: 'Betalingskode',
+    fik: 'FI-kort',
     payOnline: 'Betal online',
     paymentHint: 'Angiv fakturanummeret som reference ved betaling.',
   },
@@ -72,6 +73,7 @@ const TEXTS = {
     feeBasis: 'The reminder fee is charged under section 9 b of the Danish Interest Act (renteloven).',
     warningTitle: 'Demand for payment — notice of debt collection',
     paymentCode: 'Payment code',
+    fik: 'FI card',
     payOnline: 'Pay online',
     paymentHint: 'Please state the invoice number as the reference when paying.',
   },
@@ -140,6 +142,8 @@ export function reminderTemplateModel(view: ReminderDocumentView): ReminderTempl
   amounts.push({ label: t.total, value: money(view.totalOere), grand: true });
 
   const payment = paymentRows(lang, { deadline: view.deadline, totalOere: view.totalOere, payee: seller, reference: String(invoice.number) });
+  // The invoice's FI-kort line, repeated as the invoice printed it (docs/bank-payments.md).
+  if (view.fik) payment.push({ label: t.fik, value: view.fik.line });
   if (view.paymentLink) {
     payment.push({ label: t.paymentCode, value: view.paymentLink.paymentCode });
     if (view.paymentLink.url) payment.push({ label: t.payOnline, value: view.paymentLink.url });

@@ -7,11 +7,12 @@ import type { EInvoiceSource } from './build-ubl.ts';
 import { storedDocument } from '../dispatch/stored-document.ts';
 import type { DocumentStore } from '../documents/document-store.ts';
 import type { EInvoiceProfile } from './ubl-mappings.ts';
+import { fikOf } from '../payments/fik-payment-id.ts';
 
 /**
  * What an e-invoice is built from: the issued document exactly as its issue froze it (number, dates, the seller's
- * and buyer's snapshots with the buyer's e-invoice address and VAT number, the lines, and for a credit note the
- * invoice it credits), and its stored PDF. Nothing is read from the customer as it is now.
+ * and buyer's snapshots with the buyer's e-invoice address and VAT number, the lines, the FI-kort payment id, and for
+ * a credit note the invoice it credits), and its stored PDF. Nothing is read from the customer as it is now.
  */
 export async function loadEInvoiceSource(sql: Queryable, documents: DocumentStore, organizationId: string, row: InvoiceRow): Promise<EInvoiceSource> {
   const [snap] = await sql<{
@@ -33,8 +34,9 @@ export async function loadEInvoiceSource(sql: Queryable, documents: DocumentStor
       : null;
   const view = documentView(row.type, row.number!, row.issue_date!, row.type === 'creditNote' ? null : row.due_date, snap!.seller_snapshot, buyer, row, lines, credits);
   const pdf = await storedDocument(sql, documents, organizationId, row.document_sha256!, `${row.type} ${row.id}`);
-  // FI-kort payment ids do not exist yet: when they do, the issued invoice's id goes here (`fik`).
-  return { id: row.id, view, pdf, fik: null };
+  // The FI-kort payment id the invoice was issued with is its payment means (docs/einvoicing.md); a credit note
+  // has nothing to pay and carries none.
+  return { id: row.id, view, pdf, fik: row.type === 'creditNote' ? null : fikOf(row) };
 }
 
 /** The profile when a request names none: OIOUBL when the issued buyer has a GLN (NemHandel), else Peppol BIS 3. */

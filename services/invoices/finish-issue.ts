@@ -11,6 +11,7 @@ import { loadDocumentLogo } from '../branding/document-logo.ts';
 import { INVOICE_STATUS, transitionInvoice } from './invoice-lifecycle.ts';
 import { recordTimeline } from './record-timeline.ts';
 import { requestInvoiceSend } from './send-invoice.ts';
+import { createPaymentLinkRow } from '../payments/payment-links.ts';
 
 export interface FinishIssueDeps {
   db: Db;
@@ -18,6 +19,8 @@ export interface FinishIssueDeps {
   pdf: PdfRenderer;
   documents: DocumentStore;
   mailDomain: string;
+  /** The pay page's address (PAY_BASE_URL): the base of the payment link the PDF prints. */
+  payBaseUrl?: string | undefined;
 }
 
 /** The finished issue's response, exactly as stored under the reserving request's Idempotency-Key. */
@@ -55,14 +58,30 @@ const recordedLogo = async (sql: Queryable, organizationId: string, invoiceId: s
   (await sql<{ logo_sha256: string | null }[]>`SELECT logo_sha256 FROM invoices WHERE organization_id = ${organizationId} AND id = ${invoiceId}`)[0]
     ?.logo_sha256 ?? null;
 
-/** The reserved invoice's document, built only from what the reservation froze. */
-async function reservedView(sql: Queryable, invoiceId: string): Promise<{ organizationId: string; view: InvoiceDocumentView } | undefined> {
+/**
+ * Every issued invoice's PDF prints its payment link (docs/bank-payments.md), so the reserved invoice gets its link
+ * before the PDF is rendered: in a short transaction of its own, by whichever finish comes first (a concurrent one
+ * reads the same link). The pay page shows the invoice only once it is issued. False: no reservation (finished).
+ */
+async function makePaymentLink(sql: Queryable, invoiceId: string): Promise<boolean> {
+  const reservation = await findReservation(sql, invoiceId, false);
+  if (!reservation) return false;
+  await createPaymentLinkRow(sql, reservation.organization_id, invoiceId);
+  return true;
+}
+
+/** The reserved invoice's document, built only from what the reservation froze, with its payment link. */
+async function reservedView(
+  sql: Queryable,
+  invoiceId: string,
+  payBaseUrl: string | undefined,
+): Promise<{ organizationId: string; view: InvoiceDocumentView } | undefined> {
   const reservation = await findReservation(sql, invoiceId, false);
   if (!reservation) return undefined;
   const org = reservation.organization_id;
   const row = await findInvoiceRow(sql, org, invoiceId, { type: 'invoice' });
   if (!row || row.status !== INVOICE_STATUS.issuing) return undefined;
-  const view = await frozenDocumentView(sql, org, row, { language: reservation.language, email: null });
+  const view = await frozenDocumentView(sql, org, row, { language: reservation.language, email: null }, payBaseUrl);
   // The logo the reservation recorded, however long after it the PDF is rendered (docs/api-conventions.md, "Branding").
   return { organizationId: org, view: { ...view, logo: await loadDocumentLogo(sql, org, await recordedLogo(sql, org, invoiceId)) } };
 }
@@ -78,7 +97,8 @@ async function reservedView(sql: Queryable, invoiceId: string): Promise<{ organi
  * answer undefined, and the caller replays the stored response.
  */
 export async function finishIssue(deps: FinishIssueDeps, invoiceId: string): Promise<FinishedIssue | undefined> {
-  const reserved = await deps.db.read((sql) => reservedView(sql, invoiceId));
+  if (!(await deps.db.tx((tx) => makePaymentLink(tx, invoiceId)))) return undefined;
+  const reserved = await deps.db.read((sql) => reservedView(sql, invoiceId, deps.payBaseUrl));
   if (!reserved) return undefined;
   const pdf = await deps.pdf.render(reserved.view.kind, reserved.view);
   return deps.db.tx(async (tx) => {

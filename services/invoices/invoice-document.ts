@@ -1,4 +1,5 @@
 import type { DocumentLogo } from '../branding/document-logo.ts';
+import type { Fik } from '../payments/fik-payment-id.ts';
 
 /**
  * What an issued invoice or credit note document shows (Momsbekendtgørelsen § 58; docs/api-conventions.md, "Invoices
@@ -61,4 +62,12 @@ export interface InvoiceDocumentView {
   credits: { number: number; issueDate: string; reason: string } | null;
   /** The organisation's light logo as recorded at issue (services/branding/document-logo.ts); absent or null: none. */
   logo?: DocumentLogo | null;
+  /**
+   * How the debtor pays online (docs/bank-payments.md): the invoice's payment link, made when the invoice is issued,
+   * printed with its QR code beside the bank details and carried by the mail. Absent or null: none (credit notes,
+   * documents issued before invoices printed their link).
+   */
+  paymentLink?: { url: string; paymentCode: string } | null;
+  /** The FI-kort +71 payment id the invoice was issued with (docs/bank-payments.md); absent or null: none. */
+  fik?: Fik | null;
 }

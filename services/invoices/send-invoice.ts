@@ -7,6 +7,7 @@ import { FAILED_SEND_STATUS, INVOICE_SEND_LIFECYCLE, INVOICE_SEND_TRANSITIONS, Q
 import { loadBuyer } from './document-parties.ts';
 import { recordTimeline } from './record-timeline.ts';
 import { eInvoiceAddress } from '../customers/einvoice-address.ts';
+import { createPaymentLinkRow } from '../payments/payment-links.ts';
 
 /**
  * `meta.send` of a send (docs/api-conventions.md, "Invoices and credit notes", Sending): its status and channel,
@@ -67,6 +68,8 @@ export async function requestInvoiceSend(
     await recordTimeline(sql, organizationId, invoiceId, 'send_failed', { code: 'customer_email_missing' });
     return { send: { status: 'failed', code: 'customer_email_missing', channel }, dispatch: false };
   }
+  // The mail carries the invoice's payment link: invoices issued before their PDF printed it get theirs now.
+  if (channel === 'email') await createPaymentLinkRow(sql, organizationId, invoiceId);
   // After a failure (no address then, a refused or undeliverable mail) a new send tries again, with a new Message-ID.
   await sql`
     INSERT INTO invoice_sends (invoice_id, organization_id, status, message_id, channel)

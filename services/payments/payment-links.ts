@@ -5,6 +5,7 @@ import { DomainError, notFound } from '../shared/errors.ts';
 import { findInvoiceRow } from '../invoices/invoice-queries.ts';
 import { PAYMENT_DOMAIN_LIFECYCLE, VERIFIED_DOMAIN } from '../domains/payment-domain-lifecycle.ts';
 import { isIssued } from '../invoices/invoice-lifecycle.ts';
+import { DEFAULT_PAY_PORT } from '../shared/config.ts';
 
 /**
  * Payment links (docs/api-conventions.md, "Payment links, pay page and receipts"): one per issued invoice, created on
@@ -93,21 +94,48 @@ export async function getOrCreatePaymentLink(sql: Queryable, organizationId: str
     throw new DomainError('invoice_not_issued', 'A draft has no payment link; issue the invoice first.');
   }
   const domain = await findVerifiedPaymentDomain(sql, organizationId);
+  return toPaymentLink(await createPaymentLinkRow(sql, organizationId, invoice.id), payBaseUrl, domain);
+}
+
+/**
+ * The invoice's link row, made if it has none yet. The caller has checked that the invoice is payable: issued, or
+ * issuing (its PDF prints the link: finish-issue.ts); the pay page shows no invoice that is not issued yet.
+ */
+export async function createPaymentLinkRow(sql: Queryable, organizationId: string, invoiceId: string): Promise<LinkRow> {
   for (let attempt = 0; attempt < 5; attempt++) {
     const [existing] = await sql<LinkRow[]>`
       SELECT ${sql(LINK_COLUMNS)} FROM payment_links
-      WHERE organization_id = ${organizationId} AND invoice_id = ${invoice.id}`;
-    if (existing) return toPaymentLink(existing, payBaseUrl, domain);
+      WHERE organization_id = ${organizationId} AND invoice_id = ${invoiceId}`;
+    if (existing) return existing;
     // No conflict target: a concurrent first request for this invoice wins (we then read its link), and so does a
     // code already taken by another invoice (we then draw again).
     const [created] = await sql<LinkRow[]>`
       INSERT INTO payment_links (invoice_id, organization_id, reference, payment_code)
-      VALUES (${invoice.id}, ${organizationId}, ${newReference()}, ${newPaymentCode()})
+      VALUES (${invoiceId}, ${organizationId}, ${newReference()}, ${newPaymentCode()})
       ON CONFLICT DO NOTHING
       RETURNING ${sql(LINK_COLUMNS)}`;
-    if (created) return toPaymentLink(created, payBaseUrl, domain);
+    if (created) return created;
   }
-  throw new Error(`could not create a payment link for invoice ${invoice.id} in 5 attempts`);
+  throw new Error(`could not create a payment link for invoice ${invoiceId} in 5 attempts`);
+}
+
+/**
+ * The link as a document prints it (the invoice's PDF and mail): its URL as GET …/payment-link answers it now (on the
+ * verified payment domain when there is one) and its code. Null when the invoice has no link. Reads only.
+ */
+export async function printedPaymentLink(
+  sql: Queryable,
+  organizationId: string,
+  invoiceId: string,
+  payBaseUrl: string | undefined,
+): Promise<{ url: string; paymentCode: string } | null> {
+  const [row] = await sql<LinkRow[]>`
+    SELECT ${sql(LINK_COLUMNS)} FROM payment_links WHERE organization_id = ${organizationId} AND invoice_id = ${invoiceId}`;
+  if (!row) return null;
+  // Without PAY_BASE_URL, the pay service's default address, as the API's payment-link routes answer.
+  const base = payBaseUrl ?? `http://127.0.0.1:${DEFAULT_PAY_PORT}`;
+  const { url, paymentCode } = toPaymentLink(row, base, await findVerifiedPaymentDomain(sql, organizationId));
+  return { url, paymentCode };
 }
 
 /** The invoice a link reference or payment code belongs to, across organisations (the pay page has no key). */

@@ -7,6 +7,7 @@ import { principalOutstandingOere } from '../invoices/invoice-balance.ts';
 import { findInvoiceRow } from '../invoices/invoice-queries.ts';
 import { loadDocumentLogo, type DocumentLogo } from '../branding/document-logo.ts';
 import { findVerifiedPaymentDomain, formatPaymentCode, paymentLinkUrl } from '../payments/payment-links.ts';
+import { fikOf, type Fik } from '../payments/fik-payment-id.ts';
 
 /**
  * What a reminder document shows (a "rykker", or the free payment reminder; the last reminder of a plan is also the
@@ -43,6 +44,8 @@ export interface ReminderDocumentView {
   totalOere: number;
   /** The invoice's payment link, when it has one: its code, and its URL when the pay page's address is known. */
   paymentLink: { url: string | null; paymentCode: string } | null;
+  /** The FI-kort +71 payment id the invoice was issued with, repeated as the invoice prints it; absent or null: none. */
+  fik?: Fik | null;
   /** The organisation's light logo when the reminder was taken; absent or null: none. */
   logo?: DocumentLogo | null;
 }
@@ -110,6 +113,7 @@ export async function loadReminderView(
     paidTowardsFeesOere,
     totalOere: principalOere + feesBeforeOere + r.fee_oere - paidTowardsFeesOere,
     logo: await loadDocumentLogo(sql, organizationId, r.logo_sha256),
+    fik: fikOf(invoice),
     paymentLink: link
       ? {
         url: paymentDomain || base ? paymentLinkUrl(link.reference, base ?? '', paymentDomain) : null,

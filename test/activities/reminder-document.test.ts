@@ -4,6 +4,8 @@ import { loadReminderView } from '../../services/reminders/reminder-document.ts'
 import { renderReminderDocument } from '../../services/reminders/render-reminder.ts';
 import { call, createTestOrg, startTestApp, testDb, testRenderer, type TestApp, type TestOrg } from '../helpers/context.ts';
 import { pdfText } from '../helpers/pdf-text.ts';
+import { composeReminderMail } from '../../activities/mail/reminder-mail.ts';
+import { fikPaymentId } from '../../services/payments/fik-payment-id.ts';
 import { insertReminder, issueInvoice, type IssuedInvoice } from '../helpers/reminders.ts';
 
 /**
@@ -122,6 +124,8 @@ describe('reminder documents', () => {
 
   it('the free payment reminder, without a link; a failed reminder gets its document too; a second render finds it', async () => {
     const inv = await issueInvoice(t, org, { type: 'company', name: 'Kunde A/S', cvr: '87654321' }, 12_345_678);
+    // As an invoice issued before the issue made its link: the reminder prints none.
+    await testDb().db.sql`DELETE FROM payment_links WHERE invoice_id = ${inv.invoiceId}`;
     const pr = await insertReminder(org, inv, { type: 'payment_reminder', sentOn: '2025-12-04', deadline: '2025-12-14' });
     const text = await renderedText(pr);
     assert.match(text, /Betalingspåmindelse/);
@@ -137,6 +141,29 @@ describe('reminder documents', () => {
     assert.deepEqual(await renderReminderDocument(deps(), failed), { status: 'exists' });
     const [after] = await testDb().db.sql<{ document_sha256: Buffer }[]>`SELECT document_sha256 FROM reminders WHERE id = ${failed}`;
     assert.ok(after!.document_sha256.equals(before!.document_sha256));
+  });
+
+  it("repeats the invoice's FI-kort +71 line in the PDF and the mail; an invoice without a payment id has none", async () => {
+    const fikOrg = await createTestOrg({ name: 'Bager Hansen ApS', bankReg: '1234', bankAccount: '0012345678', fiCreditorNumber: '85799665' });
+    const inv = await issueInvoice(t, fikOrg, { type: 'company', name: 'Kunde A/S', email: 'bogholderi@kunde.dk' }, 50_000);
+    const line = `+71<${fikPaymentId(inv.number)}+85799665<`;
+    const r1 = await insertReminder(fikOrg, inv, { reminderNumber: 1, feeOere: 10_000, sentOn: '2025-12-08', deadline: '2025-12-18' });
+    assert.deepEqual(await renderReminderDocument(deps(), r1), { status: 'rendered' });
+    const [row] = await testDb().db.sql<{ document_sha256: Buffer }[]>`SELECT document_sha256 FROM reminders WHERE id = ${r1}`;
+    const doc = await documents.get(testDb().db.sql, fikOrg.organizationId, row!.document_sha256);
+    const text = (await pdfText(doc!.bytes)).replace(/\s+/g, ' ');
+    assert.ok(text.includes(`Betalingsreference ${inv.number} FI-kort ${line}`), text);
+    const view = await loadReminderView(testDb().db.sql, testDb().keyring, fikOrg.organizationId, r1, { payBaseUrl: BASE });
+    assert.ok(view);
+    assert.equal(view.fik?.line, line);
+    const mail = composeReminderMail({ view, fromAddress: 'faktura@faktura.invalid', to: 'bogholderi@kunde.dk', pdf: doc!.bytes });
+    assert.ok(mail.text.includes(`Betal med FI-kort: ${line}`), mail.text);
+    assert.ok(mail.html.includes(`Betal med FI-kort: ${line.replaceAll('<', '&lt;')}`), mail.html);
+
+    const plain = await loadReminderView(testDb().db.sql, testDb().keyring, org.organizationId, (await invoiceWithTwoReminders('da')).r1);
+    assert.ok(plain);
+    assert.equal(plain.fik, null);
+    assert.ok(!composeReminderMail({ view: plain, fromAddress: 'faktura@faktura.invalid', to: 'x@kunde.dk', pdf: doc!.bytes }).text.includes('FI-kort'));
   });
 
   it('renders a reminder once when two renders race; unknown ids and other organisations find nothing', async () => {

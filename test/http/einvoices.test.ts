@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { buildEInvoice } from '../../services/einvoices/build-ubl.ts';
+import { fikPaymentId } from '../../services/payments/fik-payment-id.ts';
 import { describeFailures, validateEInvoices, validatorProfile, type ValidationResult } from '../helpers/einvoice-validator.ts';
 import { call, createTestOrg, startTestApp, testClock, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
 
@@ -143,8 +144,33 @@ describe('e-invoices', function () {
       await invoiceAndCredit(bare, 'no bank details', { customerId, lines: [levering] });
     });
 
-    it('with and without an FI-kort payment id (built from an issued view, as the payment id will be given)', async () => {
-      // FI-kort payment ids are not issued yet: the builder carries one when the issued invoice has it.
+    it('with an FI-kort payment id: the issued invoice carries it as the payment means (FI card 71), its credit note none', async () => {
+      const fikOrg = await createTestOrg({ name: 'Bager FI ApS', bankReg: '1234', bankAccount: '0001234567', fiCreditorNumber: '85799665' });
+      const customerId = await customer(fikOrg, { cvr: '87654321', ean: GLN });
+      const inv = await issue(fikOrg, { customerId, lines: [rugbroed] });
+      await both(fikOrg, `/v1/invoices/${inv.id}`, 'FI-kort payment id');
+      const note = await credit(fikOrg, inv.id);
+      await both(fikOrg, `/v1/creditnotes/${note.id}`, 'credit note of FI-kort payment id');
+      const paymentId = inv.fik.paymentId as string;
+      assert.equal(paymentId, fikPaymentId(inv.number));
+      const read = async (path: string, profile: Profile) =>
+        (await t.app.inject({ method: 'GET', url: `${path}/einvoice?profile=${profile}`, headers: { authorization: `Bearer ${fikOrg.apiKey}` } })).body;
+      const peppolXml = await read(`/v1/invoices/${inv.id}`, 'peppol-bis-3');
+      assert.match(peppolXml, new RegExp(`<cac:PaymentMeans>\\s*<cbc:PaymentMeansCode>93</cbc:PaymentMeansCode>\\s*<cbc:PaymentID>71#${paymentId}</cbc:PaymentID>\\s*<cac:PayeeFinancialAccount>\\s*<cbc:ID>85799665</cbc:ID>`));
+      const oioublXml = await read(`/v1/invoices/${inv.id}`, 'oioubl');
+      assert.ok(oioublXml.includes(`<cbc:InstructionID>${paymentId}</cbc:InstructionID>`), oioublXml);
+      assert.match(oioublXml, /<cbc:PaymentChannelCode[^>]*>DK:FIK<\/cbc:PaymentChannelCode>/);
+      assert.match(oioublXml, /<cac:CreditAccount>\s*<cbc:AccountID>85799665<\/cbc:AccountID>\s*<\/cac:CreditAccount>/);
+      // The credit note has nothing to pay.
+      for (const profile of ['peppol-bis-3', 'oioubl'] as const) {
+        const xml = await read(`/v1/creditnotes/${note.id}`, profile);
+        assert.ok(!xml.includes(paymentId) && !xml.includes('<cbc:PaymentMeansCode>93<'), xml);
+      }
+      // Without one (the invoices above): no FI payment means.
+      assert.ok(produced['peppol-bis-3'].filter((d) => d.name.startsWith('company, standard rate')).every((d) => !d.xml.toString().includes('<cbc:PaymentMeansCode>93<')));
+    });
+
+    it('the builder carries a payment id in both profiles (built from an issued view)', async () => {
       const customerId = await customer(org, { cvr: '87654321', ean: GLN });
       const inv = await issue(org, { customerId, lines: [rugbroed] });
       const pdf = await t.app.inject({ method: 'GET', url: `/v1/invoices/${inv.id}/pdf`, headers: { authorization: `Bearer ${org.apiKey}` } });
@@ -154,6 +180,7 @@ describe('e-invoices', function () {
       const row = (await findInvoiceRow(db.sql, org.organizationId, inv.id))!;
       const source = await loadEInvoiceSource(db.sql, t.deps.documents, org.organizationId, row);
       assert.deepEqual(source.pdf, pdf.rawPayload);
+      assert.equal(source.fik, null);
       for (const profile of ['peppol-bis-3', 'oioubl'] as const) {
         const xml = buildEInvoice({ ...source, fik: { paymentId: '000000067097535', creditorNumber: '85799665' } }, profile);
         assert.match(xml.toString(), profile === 'oioubl' ? /<cbc:InstructionID>000000067097535</ : /<cbc:PaymentID>71#000000067097535</);

@@ -100,6 +100,22 @@ describe('invoice mail', () => {
     assert.ok(!/[æøå]|kr\./.test(m.text), m.text);
   });
 
+  it('adds the FI-kort +71 line and the payment code after the bank details, in both bodies and both languages', () => {
+    const fik = { type: '71' as const, paymentId: '000000000000174', creditorNumber: '85799665', line: '+71<000000000000174+85799665<' };
+    const paymentLink = { url: 'https://pay.example.dk/p/9f8e', paymentCode: 'AB12-CD34' };
+    const da = composeInvoiceMail(input({ view: view({ fik, paymentLink }) }));
+    assert.match(
+      da.text,
+      /\nBetal venligst til reg\.nr\. 1234, kontonr\. 0001234567, og angiv 17 som reference\.\nBetal med FI-kort: \+71<000000000000174\+85799665<\nBetalingskode: AB12-CD34\n\nBetal fakturaen online: https:\/\/pay\.example\.dk\/p\/9f8e\n/,
+    );
+    assert.match(da.html, /<p[^>]*>Betal med FI-kort: \+71&lt;000000000000174\+85799665&lt;<\/p>/);
+    assert.match(da.html, /<p[^>]*>Betalingskode: AB12-CD34<\/p>/);
+    const en = composeInvoiceMail(input({ view: view({ language: 'en', fik, paymentLink }) }));
+    assert.match(en.text, /\nPay by FI card \(giro\): \+71<000000000000174\+85799665<\nPayment code: AB12-CD34\n/);
+    // Without a payment id: no FI line.
+    assert.ok(!composeInvoiceMail(input({ view: view({ fik: null, paymentLink }) })).text.includes('FI-kort'));
+  });
+
   it('greets the contact person when the customer has one', () => {
     const m = composeInvoiceMail(input({ view: view({ buyer: { ...party, name: 'Kunde A/S', contactPerson: 'Ida Jensen' } }) }));
     assert.match(m.text, /^Kære Ida Jensen,\n/);

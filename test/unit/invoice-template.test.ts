@@ -7,6 +7,8 @@ import {
   formatRate,
   renderInvoiceHtml,
 } from '../../activities/pdf/invoice-template.ts';
+import QRCode from 'qrcode';
+import { qrCodeSvg } from '../../activities/pdf/qr-code.ts';
 import type { InvoiceDocumentView } from '../../services/invoices/invoice-document.ts';
 import { formatOere } from '../../services/shared/money.ts';
 
@@ -223,6 +225,45 @@ describe('invoice document template', () => {
         ],
       );
       assert.match(text(payment), /Angiv fakturanummeret som reference ved betaling\.$/);
+    });
+
+    it('with a payment link and an FI-kort payment id: the +71 line, the code and the link beside the bank details, and the QR code of the link', async () => {
+      const url = 'https://betal.example.dk/p/0123456789abcdef0123456789abcdef';
+      const fik = { type: '71' as const, paymentId: '000000000010421', creditorNumber: '85799665', line: '+71<000000000010421+85799665<' };
+      const out = renderInvoiceHtml({ ...danishInvoice, paymentLink: { url, paymentCode: 'AB12-CD34' }, fik });
+      const payment = element(out, '<section class="payment">', '</section>');
+      assert.deepEqual(
+        [...payment.matchAll(/<tr><th>([^<]*)<\/th><td>([^<]*)<\/td><\/tr>/g)].map((m) => [m[1], m[2]]),
+        [
+          ['Forfaldsdato', '05-12-2026'],
+          ['Beløb at betale', '27.612,00 kr.'],
+          ['Reg.nr.', '1234'],
+          ['Kontonr.', '0012345678'],
+          ['Betalingsreference', '1042'],
+          ['FI-kort', '+71&lt;000000000010421+85799665&lt;'],
+          ['Betalingskode', 'AB12-CD34'],
+        ],
+      );
+      assert.ok(payment.includes(`<tr class="url"><th>Betal online</th><td>${url}</td></tr>`), payment);
+      // The QR code is the encoder's SVG of exactly the printed URL, error correction M, as an image in the page.
+      const src = /<figure class="qr"><img src="data:image\/svg\+xml;base64,([^"]+)" alt="Scan og betal">/.exec(payment);
+      assert.ok(src, payment);
+      const svg = Buffer.from(src[1]!, 'base64').toString('utf8');
+      assert.equal(svg, await QRCode.toString(url, { type: 'svg', errorCorrectionLevel: 'M' }));
+      assert.match(svg, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg" viewBox="0 0 (\d+) \1"/);
+      assert.equal(svg, qrCodeSvg(url));
+      assert.notEqual(svg, qrCodeSvg(`${url}0`));
+    });
+
+    it('without a link or payment id: neither rows nor QR code; a credit note prints none even with them', () => {
+      const payment = element(html, '<section class="payment">', '</section>');
+      assert.ok(!payment.includes('<figure') && !payment.includes('FI-kort') && !payment.includes('Betal online'));
+      const credit = renderInvoiceHtml({
+        ...danishInvoice, kind: 'creditNote', dueDate: null, credits: { number: 1041, issueDate: '2026-11-01', reason: 'Fejl' },
+        paymentLink: { url: 'https://betal.example.dk/p/0123456789abcdef0123456789abcdef', paymentCode: 'AB12-CD34' },
+        fik: { type: '71', paymentId: '000000000010421', creditorNumber: '85799665', line: '+71<000000000010421+85799665<' },
+      });
+      assert.ok(!credit.includes('class="payment"') && !credit.includes('<figure') && !credit.includes('+71'));
     });
 
     it('prints heading and message, and the page number in the page margin', () => {
