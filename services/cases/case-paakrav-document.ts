@@ -132,7 +132,7 @@ export async function readInvoiceClaim(sql: Queryable, organizationId: string, i
     grossOere: invoice.gross_oere,
     issueDate: invoice.issue_date,
     dueDate: invoice.due_date,
-    feesOere: invoice.reminder_fee_oere,
+    feesOere: invoice.fees_oere,
     paidOere: invoice.paid_oere + invoice.credited_oere,
   };
 }

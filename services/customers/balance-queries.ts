@@ -80,7 +80,7 @@ export async function customerBalanceRow(
   const [row] = await sql<CustomerBalanceRow[]>`
     WITH fees AS (
       SELECT invoice_id, sum(amount_oere) AS total FROM invoice_fees
-      WHERE organization_id = ${organizationId} AND customer_id = ${customerId} AND kind = 'reminder'
+      WHERE organization_id = ${organizationId} AND customer_id = ${customerId}
       GROUP BY invoice_id
     ), credited AS (
       SELECT credits_invoice_id AS invoice_id, sum(gross_oere) AS total FROM invoices

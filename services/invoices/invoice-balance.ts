@@ -1,5 +1,6 @@
 /**
- * An invoice's balance, defined once: gross + reminder fees − paid − credited (docs/api-conventions.md, "Payments and
+ * An invoice's balance, defined once: gross + fees − paid − credited, the fees being every claim item charged on it
+ * (reminder fees, posted late-payment interest and the 310 kr compensation) (docs/api-conventions.md, "Payments and
  * balances"). A payment beyond the balance takes it below 0 (the customer's credit); a credit note's own balance is 0,
  * since it credits its whole gross. Two twins: the SQL function `invoice_balance_oere` (028_invoice_balance.sql), for
  * the statements that sum balances, and `invoiceBalanceOere`, for a row already read. test/db/invoice-balance.test.ts
@@ -7,7 +8,7 @@
  */
 export interface BalanceTerms {
   grossOere: number;
-  /** The reminder fees charged on the invoice. */
+  /** The claim items charged on the invoice: reminder fees, posted interest, the compensation. */
   feesOere: number;
   /** Every payment's whole amount (an overpayment included). */
   paidOere: number;
@@ -21,14 +22,15 @@ export const invoiceBalanceOere = (t: BalanceTerms): number => t.grossOere + t.f
 /** The columns an invoice read carries its terms in (invoice-queries.ts, `invoiceSelect`). */
 export interface BalanceColumns {
   gross_oere: number;
-  reminder_fee_oere: number;
+  /** Every claim item (invoice_fees of any kind). */
+  fees_oere: number;
   paid_oere: number;
   credited_oere: number;
 }
 
 /** The balance of an invoice row as read (an invoice's; a credit note's is 0, see `toInvoice`). */
 export const rowBalanceOere = (r: BalanceColumns): number =>
-  invoiceBalanceOere({ grossOere: r.gross_oere, feesOere: r.reminder_fee_oere, paidOere: r.paid_oere, creditedOere: r.credited_oere });
+  invoiceBalanceOere({ grossOere: r.gross_oere, feesOere: r.fees_oere, paidOere: r.paid_oere, creditedOere: r.credited_oere });
 
 /**
  * What is left of the principal: gross − paid − credited, never below 0. Payments cover the principal first, so

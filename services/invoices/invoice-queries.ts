@@ -22,7 +22,10 @@ export interface InvoiceRow {
   gross_oere: number;
   paid_oere: number;
   credited_oere: number;
-  reminder_fee_oere: number;
+  /** Every claim item charged: reminder fees, posted interest, compensation (the balance's fees term). */
+  fees_oere: number;
+  interest_oere: number;
+  compensation_oere: number;
   customer_reference: string | null;
   sender_reference: string | null;
   buyer_reference: string | null;
@@ -81,15 +84,21 @@ export const balanceTerms = (sql: Queryable) => ({
   credited: sql`coalesce((SELECT sum(c.gross_oere) FROM invoices c
             WHERE c.organization_id = i.organization_id AND c.credits_invoice_id = i.id AND c.status NOT IN ${INVOICE_LIFECYCLE.in(sql, [INVOICE_STATUS.issuing])}), 0)`,
   fees: sql`coalesce((SELECT sum(f.amount_oere) FROM invoice_fees f
-            WHERE f.organization_id = i.organization_id AND f.invoice_id = i.id AND f.kind = 'reminder'), 0)`,
+            WHERE f.organization_id = i.organization_id AND f.invoice_id = i.id), 0)`,
 });
+
+/** The sum of one kind of claim item on invoice `i` (the balance's fees term sums every kind). */
+const feesOfKind = (sql: Queryable, kind: 'interest' | 'compensation') =>
+  sql`coalesce((SELECT sum(f.amount_oere) FROM invoice_fees f
+       WHERE f.organization_id = i.organization_id AND f.invoice_id = i.id AND f.kind = ${kind}), 0)`;
 
 export const invoiceSelect = (sql: Queryable) => {
   const t = balanceTerms(sql);
   return sql`
   i.id, i.type, i.status, i.number, i.customer_id, i.issue_date, i.due_date, i.payment_terms_days,
   i.net_oere, i.vat_oere, i.gross_oere,
-  ${t.paid}::bigint AS paid_oere, ${t.credited}::bigint AS credited_oere, ${t.fees}::bigint AS reminder_fee_oere,
+  ${t.paid}::bigint AS paid_oere, ${t.credited}::bigint AS credited_oere, ${t.fees}::bigint AS fees_oere, ${feesOfKind(sql, 'interest')}::bigint AS interest_oere,
+  ${feesOfKind(sql, 'compensation')}::bigint AS compensation_oere,
   i.customer_reference, i.sender_reference, i.buyer_reference, i.order_reference, i.fik_payment_id, i.fik_creditor_number, i.message, i.heading, i.external_reference, i.metadata,
   i.credits_invoice_id, i.subscription_id, i.period_start, i.period_end, i.document_sha256, i.created_at, i.updated_at, i.issued_at, i.sent_at,
   -- Lines in the same statement as the header, so a reader never pairs a header with another version's lines.
@@ -140,7 +149,9 @@ export function toInvoice(r: InvoiceRow, lines: LineRow[] = r.lines): Invoice {
     grossOere: r.gross_oere,
     paidOere: r.paid_oere,
     creditedOere: credited,
-    reminderFeeOere: r.reminder_fee_oere,
+    reminderFeeOere: r.fees_oere - r.interest_oere - r.compensation_oere,
+    interestOere: r.interest_oere,
+    compensationOere: r.compensation_oere,
     balanceOere: rowBalanceOere({ ...r, credited_oere: credited }),
     customerReference: r.customer_reference,
     senderReference: r.sender_reference,

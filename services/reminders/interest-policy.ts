@@ -47,6 +47,8 @@ export interface InterestPiece {
   toDate: string;
   /** The statutory rate of its half-year (reference + 8 percentage points), in basis points. */
   rateBp: number;
+  /** The reference rate row it came from: the half-year's own, or the latest earlier one. */
+  rateFrom: string;
   /** Rounded half up to whole øre; never 0 (a piece of 0 is not posted). */
   amountOere: number;
 }
@@ -82,25 +84,25 @@ export function interestPieces(facts: InterestFacts, rates: readonly ReferenceRa
   const waived = facts.waived ?? [];
   const pieces: InterestPiece[] = [];
   let half = halfYearOf(first);
-  let piece: { from: string | null; to: string | null; sum: bigint; rateBp: number | null } = { from: null, to: null, sum: 0n, rateBp: rateOf(rates, half) };
+  let piece: { from: string | null; to: string | null; sum: bigint; rate: Rate | null } = { from: null, to: null, sum: 0n, rate: rateOf(rates, half) };
   const close = () => {
-    if (piece.from !== null && piece.rateBp !== null) {
+    if (piece.from !== null && piece.rate !== null) {
       const amountOere = roundHalfUp(piece.sum);
-      if (amountOere > 0) pieces.push({ fromDate: piece.from, toDate: piece.to!, rateBp: piece.rateBp, amountOere });
+      if (amountOere > 0) pieces.push({ fromDate: piece.from, toDate: piece.to!, rateBp: piece.rate.bp, rateFrom: piece.rate.from, amountOere });
     }
   };
   for (let day = first; day <= last; day = addDays(day, 1)) {
     if (halfYearOf(day) !== half) {
       close();
       half = halfYearOf(day);
-      piece = { from: null, to: null, sum: 0n, rateBp: rateOf(rates, half) };
+      piece = { from: null, to: null, sum: 0n, rate: rateOf(rates, half) };
     }
     const owed = Math.max(0, principal);
     const isWaived = waived.some((w) => w.from <= day && (w.to === null || day <= w.to));
-    if (!isWaived && owed > 0 && piece.rateBp !== null) {
+    if (!isWaived && owed > 0 && piece.rate !== null) {
       piece.from ??= day;
       piece.to = day;
-      piece.sum += BigInt(owed) * BigInt(piece.rateBp);
+      piece.sum += BigInt(owed) * BigInt(piece.rate.bp);
     }
     // What is dated today lowers the principal from tomorrow.
     while (next < reductions.length && reductions[next]!.date <= day) principal -= reductions[next++]!.amountOere;
@@ -109,9 +111,14 @@ export function interestPieces(facts: InterestFacts, rates: readonly ReferenceRa
   return pieces;
 }
 
-function rateOf(rates: readonly ReferenceRate[], half: string): number | null {
+interface Rate {
+  bp: number;
+  from: string;
+}
+
+function rateOf(rates: readonly ReferenceRate[], half: string): Rate | null {
   const r = referenceRateFor(rates, half);
-  return r === null ? null : statutoryRateBp(r.referenceRateBp);
+  return r === null ? null : { bp: statutoryRateBp(r.referenceRateBp), from: r.from };
 }
 
 /** The half-years a span of dates touches, first days in order (for reading the rates a posting needs). */

@@ -106,7 +106,7 @@ export async function takeReminder(
         invoiceId: invoice.id,
         number: invoice.number!,
         dueDate: ctx.facts.dueDate,
-        balanceOere: rowBalanceOere({ ...invoice, reminder_fee_oere: invoice.reminder_fee_oere + fee }),
+        balanceOere: rowBalanceOere({ ...invoice, fees_oere: invoice.fees_oere + fee }),
         reminderId: id,
         externalReference: invoice.external_reference,
       },
