@@ -2151,6 +2151,11 @@ export interface components {
             paidOere: number;
             creditedOere: number;
             reminderFeeOere: number;
+            /** @description Late-payment interest posted so far (renteloven §§ 3 and 5); 0 while the organisation charges none */
+            interestOere: number;
+            /** @description The 310 kr compensation charged on this invoice (renteloven § 9 a, stk. 3); 0 otherwise */
+            compensationOere: number;
+            /** @description grossOere + reminder fees + compensation + posted interest − paid − credited */
             balanceOere: number;
             customerReference: string | null;
             senderReference: string | null;
