@@ -154,7 +154,7 @@ describe('dunning order: one customer, the same letters whatever order the invoi
     return out;
   };
 
-  it('a seeded calendar (4 customers, 24 invoices, 90 days, payments) replayed with wakes in other orders: every reminder, fee and date the same', async () => {
+  it('a seeded calendar (4 customers, about 25 invoices in batches, 90 days, payments) replayed with wakes in other orders: every reminder, fee and date the same', async () => {
     const SEED = 20_261_127;
     const replay = async (wakeSeed: number) => {
       const world = rng(SEED);
@@ -165,14 +165,16 @@ describe('dunning order: one customer, the same letters whatever order the invoi
       const open: { id: string; grossOere: number }[] = [];
       const all: string[] = [];
       for (let day = 0; day < 90; day++) {
-        // The first 40 days: invoices now and then, with terms of 1..30 days, to one of the customers.
-        if (day < 40) {
-          for (let k = 0; k < 2; k++) {
-            if (world() < 0.3) {
-              const inv = await issue(org, customers[Math.floor(world() * customers.length)]!, 1 + Math.floor(world() * 30));
-              open.push({ id: inv.id, grossOere: 125_000 });
-              all.push(inv.id);
-            }
+        // The first 40 days: now and then a batch of 1..3 invoices to one customer with the same usual terms (so that
+        // several of a customer's invoices reach a step on the same day), now and then one with odd terms.
+        if (day < 40 && world() < 0.3) {
+          const c = customers[Math.floor(world() * customers.length)]!;
+          const terms = [7, 14, 14, 30][Math.floor(world() * 4)]!;
+          const batch = 1 + Math.floor(world() * 3);
+          for (let k = 0; k < batch; k++) {
+            const inv = await issue(org, c, world() < 0.2 ? 1 + Math.floor(world() * 30) : terms);
+            open.push({ id: inv.id, grossOere: 125_000 });
+            all.push(inv.id);
           }
         }
         // Now and then a payment in full of an open invoice (ending a continuous arrears, sometimes).
