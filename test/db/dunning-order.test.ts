@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { takeDueDunningStep } from '../../services/reminders/take-due-dunning-step.ts';
-import { addDays } from '../../services/shared/clock.ts';
 import { call, createTestOrg, startTestApp, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
 
 /**
