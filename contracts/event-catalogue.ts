@@ -1,4 +1,4 @@
-import type { EVENT_FAMILIES, EventType } from './events.ts';
+import type { EVENT_BLOCKS, EVENT_FAMILIES, EventType } from './events.ts';
 import type { PaymentSource } from './payments.ts';
 
 /**
@@ -10,6 +10,20 @@ import type { PaymentSource } from './payments.ts';
  */
 
 export type EventFamily = (typeof EVENT_FAMILIES)[number];
+export type EventBlock = (typeof EVENT_BLOCKS)[number];
+
+/**
+ * The envelope block of each family: its own, except a reminder's, which is about its invoice (the `invoice` block,
+ * the invoice's sekvensnummer), so an integrator following an invoice sees its reminders in the invoice's order.
+ */
+export const EVENT_FAMILY_BLOCK: { readonly [F in EventFamily]: EventBlock } = {
+  invoice: 'invoice',
+  payment: 'payment',
+  customer: 'customer',
+  subscription: 'subscription',
+  sag: 'sag',
+  reminder: 'invoice',
+};
 
 /** The payload of a type nothing records yet. */
 export type UnspecifiedEventData = Record<string, unknown>;
@@ -76,6 +90,32 @@ export interface InvoiceOverdueData {
   balanceOere: number;
   reminderId: string;
   externalReference: string | null;
+}
+
+/**
+ * A reminder of an invoice (the payment reminder, a numbered reminder, the demand letter), automatic or manual:
+ * `reminder.sent` once its delivery succeeded, `reminder.failed` once it is recorded as failed. The amounts are the
+ * reminder's charges (services/reminders/reminder-charges.ts); `deadline` is the new payment deadline it states.
+ */
+export interface ReminderEventData {
+  reminderId: string;
+  invoiceId: string;
+  customerId: string;
+  type: 'payment_reminder' | 'reminder';
+  /** 1..3 for a numbered reminder, null for the payment reminder. */
+  reminderNumber: number | null;
+  feeOere: number;
+  interestOere: number;
+  compensationOere: number;
+  demandLetter: boolean;
+  /** null for a reminder that had no channel to go by (`customer_email_missing`, `customer_address_missing`). */
+  channel: 'email' | 'letter' | null;
+  deadline: string;
+}
+
+/** A failed reminder names why: `customer_email_missing`, `customer_address_missing`, `mail_rejected`, `mail_undeliverable`, … */
+export interface ReminderFailedData extends ReminderEventData {
+  failureCode: string;
 }
 
 /** A customer crossing the past-due threshold either way, with the overdue figures as of `asOf`. */
@@ -159,6 +199,8 @@ export interface EventCatalogue {
   'sag.afsluttet': Entry<'sag', CaseEventData>;
   'sag.tilbagekaldt': Entry<'sag', CaseEventData>;
   'sag.status_aendret': Entry<'sag', CaseEventData>;
+  'reminder.sent': Entry<'reminder', ReminderEventData>;
+  'reminder.failed': Entry<'reminder', ReminderFailedData>;
 }
 
 /** The `data` of an event of type T. */
@@ -197,6 +239,8 @@ export const EVENT_TYPE_FAMILY: { readonly [T in EventType]: EventCatalogue[T]['
   'sag.afsluttet': 'sag',
   'sag.tilbagekaldt': 'sag',
   'sag.status_aendret': 'sag',
+  'reminder.sent': 'reminder',
+  'reminder.failed': 'reminder',
 };
 
 // The catalogue has exactly the types of EVENT_TYPES: neither side has a key the other lacks.

@@ -2,7 +2,8 @@ import { Type, type Static } from 'typebox';
 import { DateTimeString, ListQuery, Uuid } from './common.ts';
 
 /**
- * The complete catalogue of event types (docs/api-conventions.md, "Events, webhooks and the test clock"): 28 values.
+ * The complete catalogue of event types (docs/api-conventions.md, "Events, webhooks and the test clock"). Its size is
+ * the bound of a webhook endpoint's `eventTypes` (contracts/webhooks.ts), derived, so a type added here raises it.
  */
 export const EVENT_TYPES = [
   'invoice.issued',
@@ -33,6 +34,8 @@ export const EVENT_TYPES = [
   'sag.afsluttet',
   'sag.tilbagekaldt',
   'sag.status_aendret',
+  'reminder.sent',
+  'reminder.failed',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -50,7 +53,18 @@ const EntityRef = Type.Object(
   { additionalProperties: false },
 );
 
-export const EVENT_FAMILIES = ['invoice', 'payment', 'customer', 'subscription', 'sag'] as const;
+/**
+ * The blocks an envelope names its entity by: `{id, sekvensnummer}` of the invoice, payment, customer, subscription or
+ * case the event is about (events.entity_family).
+ */
+export const EVENT_BLOCKS = ['invoice', 'payment', 'customer', 'subscription', 'sag'] as const;
+
+/**
+ * The families of event types: the part of a type's name before the first dot. A family is delivered in its own
+ * block, except `reminder`: a reminder is about its invoice, so its events carry the `invoice` block and count in the
+ * invoice's sekvensnummer (contracts/event-catalogue.ts, EVENT_FAMILY_BLOCK).
+ */
+export const EVENT_FAMILIES = [...EVENT_BLOCKS, 'reminder'] as const;
 
 const envelopeFields = {
   id: Type.String({ description: 'Event id: the webhook-id header of every delivery of this event' }),
@@ -71,8 +85,8 @@ const EventData = Type.Unsafe<Record<string, unknown>>({
  */
 export const EventEnvelope = Type.Union(
   [
-    ...EVENT_FAMILIES.map((family) =>
-      Type.Object({ ...envelopeFields, [family]: EntityRef, data: EventData }, { title: `Event (${family})` }),
+    ...EVENT_BLOCKS.map((block) =>
+      Type.Object({ ...envelopeFields, [block]: EntityRef, data: EventData }, { title: `Event (${block})` }),
     ),
     Type.Object({ ...envelopeFields, data: EventData }, { title: 'Event (ping)' }),
   ],
@@ -84,7 +98,7 @@ export type EventEnvelope = {
   timestamp: string;
   organizationId: string;
   data: Record<string, unknown>;
-} & Partial<Record<(typeof EVENT_FAMILIES)[number], { id: string; sekvensnummer: number }>>;
+} & Partial<Record<(typeof EVENT_BLOCKS)[number], { id: string; sekvensnummer: number }>>;
 
 /** `since` is an instant with an offset or a calendar date (midnight in Europe/Copenhagen). */
 export const SinceParam = Type.Union([DateTimeString, Type.String({ format: 'date' })], {

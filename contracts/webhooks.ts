@@ -4,8 +4,8 @@ import { EVENT_TYPES, EventTypeSchema, SinceParam } from './events.ts';
 
 const EventTypes = Type.Array(EventTypeSchema, {
   minItems: 1,
-  // 1..28 distinct catalogue values, which is the whole catalogue (docs/api-conventions.md, "Events, webhooks and the
-  // test clock").
+  // 1..N distinct catalogue values, N the catalogue's size: at most the whole catalogue (docs/api-conventions.md,
+  // "Events, webhooks and the test clock"). Derived, so a type added to the catalogue raises it.
   maxItems: EVENT_TYPES.length,
   uniqueItems: true,
   description: `Event types this endpoint receives: 1..${EVENT_TYPES.length} distinct values from the catalogue`,

@@ -56,7 +56,8 @@ export function createDunning(activities: DunningActivities) {
               handOn(ctx, organizationId);
               return null;
             }
-            // A step of another invoice of the customer, taken first for its earlier date: that invoice delivers it.
+            // A step of another invoice of the customer, taken first as it comes first in the customer's order (its
+            // date, then the oldest due date, then the lowest number: step-order.ts): that invoice delivers it.
             if (s.kind === 'sibling') {
               handOn(ctx, organizationId);
               return null;

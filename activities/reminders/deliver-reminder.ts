@@ -17,6 +17,7 @@
 import { loadBuyer, type BuyerSnapshot } from '../../services/invoices/document-parties.ts';
 import { REMINDER_DELIVERY, settleReminderDelivery } from '../../services/dispatch/delivery-lifecycle.ts';
 import { REMINDER_LIFECYCLE } from '../../services/reminders/reminder-lifecycle.ts';
+import { lockReminderInvoice, recordReminderEvent } from '../../services/reminders/record-reminder-event.ts';
 import { loadReminderView, type ReminderDocumentView } from '../../services/reminders/reminder-document.ts';
 import { isUuid } from '../../services/shared/ids.ts';
 import { documentLetter, postalRecipient, refused, sentReference, type ChannelOutcome, type DeliveryDeps } from '../../services/dispatch/channels.ts';
@@ -93,16 +94,23 @@ const FAILED = REMINDER_LIFECYCLE.transitions.fail.to;
 
 /**
  * Step 2: records what step 1 did, in one transaction, guarded by `delivery = 'pending'` so that running it twice
- * changes nothing. Sent: delivery `done` with the Message-ID (or the letter's reference) and the time. Refused: the
- * reminder becomes `failed` with the refusal's code, delivery `none` and the reason. Answers the delivery as it is now.
+ * changes nothing. Sent: delivery `done` with the Message-ID (or the letter's reference) and the time, and
+ * `reminder.sent`. Refused: the reminder becomes `failed` with the refusal's code, delivery `none` and the reason, and
+ * `reminder.failed`. The event is written only by the call that moved the delivery, under the invoice's row lock.
+ * Answers the delivery as it is now.
  */
 export async function recordReminderDelivery(deps: Pick<ReminderDeliveryDeps, 'db'>, reminderId: string, attempt: ReminderDeliveryAttempt): Promise<{ delivery: string }> {
   if (!isUuid(reminderId)) return { delivery: 'unknown' };
   return deps.db.tx(async (tx) => {
+    if (attempt.kind === 'sent' || attempt.kind === 'refused') await lockReminderInvoice(tx, reminderId);
     if (attempt.kind === 'sent') {
-      await settleReminderDelivery(tx, reminderId, 'deliver', tx`message_id = ${sentReference(attempt)}, delivered_at = now(), delivery_error = NULL`);
+      if (await settleReminderDelivery(tx, reminderId, 'deliver', tx`message_id = ${sentReference(attempt)}, delivered_at = now(), delivery_error = NULL`)) {
+        await recordReminderEvent(tx, reminderId, 'sent');
+      }
     } else if (attempt.kind === 'refused') {
-      await settleReminderDelivery(tx, reminderId, 'giveUp', tx`status = ${FAILED}, failure_code = ${attempt.code}, delivery_error = ${attempt.reason.slice(0, 1000)}`);
+      if (await settleReminderDelivery(tx, reminderId, 'giveUp', tx`status = ${FAILED}, failure_code = ${attempt.code}, delivery_error = ${attempt.reason.slice(0, 1000)}`)) {
+        await recordReminderEvent(tx, reminderId, 'failed');
+      }
     }
     const [now] = await tx<{ delivery: string }[]>`SELECT delivery FROM reminders WHERE id = ${reminderId}`;
     return { delivery: now?.delivery ?? 'unknown' };
@@ -111,13 +119,17 @@ export async function recordReminderDelivery(deps: Pick<ReminderDeliveryDeps, 'd
 
 /**
  * The delivery step exhausted its retries: the reminder is recorded as failed (`mail_undeliverable`, or
- * `letter_undeliverable` for a letter) with the last error, delivery `none`. Idempotent like the record step.
+ * `letter_undeliverable` for a letter) with the last error, delivery `none`, and `reminder.failed`. Idempotent like
+ * the record step.
  */
 export async function markReminderUndeliverable(deps: Pick<ReminderDeliveryDeps, 'db'>, reminderId: string, reason: string): Promise<{ delivery: string }> {
   if (!isUuid(reminderId)) return { delivery: 'unknown' };
   return deps.db.tx(async (tx) => {
+    await lockReminderInvoice(tx, reminderId);
     const failureCode = tx`CASE WHEN channel = 'letter' THEN 'letter_undeliverable' ELSE 'mail_undeliverable' END`;
-    await settleReminderDelivery(tx, reminderId, 'giveUp', tx`status = ${FAILED}, failure_code = ${failureCode}, delivery_error = ${reason.slice(0, 1000)}`);
+    if (await settleReminderDelivery(tx, reminderId, 'giveUp', tx`status = ${FAILED}, failure_code = ${failureCode}, delivery_error = ${reason.slice(0, 1000)}`)) {
+      await recordReminderEvent(tx, reminderId, 'failed');
+    }
     const [now] = await tx<{ delivery: string }[]>`SELECT delivery FROM reminders WHERE id = ${reminderId}`;
     return { delivery: now?.delivery ?? 'unknown' };
   });

@@ -6233,8 +6233,8 @@ export interface operations {
                 "application/json": {
                     /** @description HTTPS address of the receiver; cannot change later */
                     url: string;
-                    /** @description Event types this endpoint receives: 1..28 distinct values from the catalogue */
-                    eventTypes: ("invoice.issued" | "invoice.sent" | "invoice.paid" | "invoice.overdue" | "invoice.credited" | "invoice.collections" | "payment.received" | "customer.past_due" | "customer.settled" | "subscription.created" | "subscription.updated" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.ended" | "subscription.invoiced" | "subscription.payment_succeeded" | "subscription.payment_failed" | "subscription.payment_method.attached" | "subscription.payment_method.detached" | "subscription.payment_method.expiring" | "sag.oprettet" | "sag.paakrav_sendt" | "sag.overdraget" | "sag.betaling_modtaget" | "sag.afsluttet" | "sag.tilbagekaldt" | "sag.status_aendret")[];
+                    /** @description Event types this endpoint receives: 1..30 distinct values from the catalogue */
+                    eventTypes: ("invoice.issued" | "invoice.sent" | "invoice.paid" | "invoice.overdue" | "invoice.credited" | "invoice.collections" | "payment.received" | "customer.past_due" | "customer.settled" | "subscription.created" | "subscription.updated" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.ended" | "subscription.invoiced" | "subscription.payment_succeeded" | "subscription.payment_failed" | "subscription.payment_method.attached" | "subscription.payment_method.detached" | "subscription.payment_method.expiring" | "sag.oprettet" | "sag.paakrav_sendt" | "sag.overdraget" | "sag.betaling_modtaget" | "sag.afsluttet" | "sag.tilbagekaldt" | "sag.status_aendret" | "reminder.sent" | "reminder.failed")[];
                     description?: string | null;
                 };
             };
@@ -6570,8 +6570,8 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    /** @description Event types this endpoint receives: 1..28 distinct values from the catalogue */
-                    eventTypes?: ("invoice.issued" | "invoice.sent" | "invoice.paid" | "invoice.overdue" | "invoice.credited" | "invoice.collections" | "payment.received" | "customer.past_due" | "customer.settled" | "subscription.created" | "subscription.updated" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.ended" | "subscription.invoiced" | "subscription.payment_succeeded" | "subscription.payment_failed" | "subscription.payment_method.attached" | "subscription.payment_method.detached" | "subscription.payment_method.expiring" | "sag.oprettet" | "sag.paakrav_sendt" | "sag.overdraget" | "sag.betaling_modtaget" | "sag.afsluttet" | "sag.tilbagekaldt" | "sag.status_aendret")[];
+                    /** @description Event types this endpoint receives: 1..30 distinct values from the catalogue */
+                    eventTypes?: ("invoice.issued" | "invoice.sent" | "invoice.paid" | "invoice.overdue" | "invoice.credited" | "invoice.collections" | "payment.received" | "customer.past_due" | "customer.settled" | "subscription.created" | "subscription.updated" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.ended" | "subscription.invoiced" | "subscription.payment_succeeded" | "subscription.payment_failed" | "subscription.payment_method.attached" | "subscription.payment_method.detached" | "subscription.payment_method.expiring" | "sag.oprettet" | "sag.paakrav_sendt" | "sag.overdraget" | "sag.betaling_modtaget" | "sag.afsluttet" | "sag.tilbagekaldt" | "sag.status_aendret" | "reminder.sent" | "reminder.failed")[];
                     /** @description false: the endpoint receives nothing; its events wait for a replay */
                     active?: boolean;
                     description?: string | null;
@@ -7065,7 +7065,7 @@ export interface operations {
                 /** @description ISO-8601 date-time with offset, or YYYY-MM-DD (from midnight, Europe/Copenhagen) */
                 since?: string;
                 /** @description An event type from the catalogue */
-                type?: "invoice.issued" | "invoice.sent" | "invoice.paid" | "invoice.overdue" | "invoice.credited" | "invoice.collections" | "payment.received" | "customer.past_due" | "customer.settled" | "subscription.created" | "subscription.updated" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.ended" | "subscription.invoiced" | "subscription.payment_succeeded" | "subscription.payment_failed" | "subscription.payment_method.attached" | "subscription.payment_method.detached" | "subscription.payment_method.expiring" | "sag.oprettet" | "sag.paakrav_sendt" | "sag.overdraget" | "sag.betaling_modtaget" | "sag.afsluttet" | "sag.tilbagekaldt" | "sag.status_aendret";
+                type?: "invoice.issued" | "invoice.sent" | "invoice.paid" | "invoice.overdue" | "invoice.credited" | "invoice.collections" | "payment.received" | "customer.past_due" | "customer.settled" | "subscription.created" | "subscription.updated" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.ended" | "subscription.invoiced" | "subscription.payment_succeeded" | "subscription.payment_failed" | "subscription.payment_method.attached" | "subscription.payment_method.detached" | "subscription.payment_method.expiring" | "sag.oprettet" | "sag.paakrav_sendt" | "sag.overdraget" | "sag.betaling_modtaget" | "sag.afsluttet" | "sag.tilbagekaldt" | "sag.status_aendret" | "reminder.sent" | "reminder.failed";
                 /** @description Page size, 1..200 */
                 limit?: number;
                 /** @description Opaque cursor from meta.nextCursor; anything else is 400 invalid_cursor */

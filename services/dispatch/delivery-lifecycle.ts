@@ -22,19 +22,16 @@ export const REMINDER_DELIVERY = defineLifecycle({
   touchColumn: null,
 });
 
-const SETTLED = new Error('the delivery is recorded already');
-
 /**
  * Records a reminder's delivery once, with what it wrote beside it: a delivery no longer pending is left as it was
- * (the step recording it runs again after a crash), so recording twice changes nothing.
+ * (the step recording it runs again after a crash), so recording twice changes nothing. Answers whether this call
+ * recorded it, so that what goes with the outcome (its event) is written once too.
  */
 export async function settleReminderDelivery(
   sql: Queryable,
   reminderId: string,
   transition: keyof typeof REMINDER_DELIVERY.transitions,
   set: PendingQuery<Row[]>,
-): Promise<void> {
-  await REMINDER_DELIVERY.transition(sql, reminderId, transition, { set, refused: () => SETTLED }).catch((err: unknown) => {
-    if (err !== SETTLED) throw err;
-  });
+): Promise<boolean> {
+  return (await REMINDER_DELIVERY.tryTransition(sql, reminderId, transition, { set })) !== undefined;
 }

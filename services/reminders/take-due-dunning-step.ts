@@ -8,6 +8,7 @@ import { loadDunningContext, type DunningContext } from './dunning-context.ts';
 import { lockCustomerDunning } from './lock-customer-dunning.ts';
 import { noteLimitationWarning } from './note-limitation-warning.ts';
 import { scheduleDunning } from './schedule-dunning.ts';
+import { compareSteps, firstInOrder, type OrderedStep } from './step-order.ts';
 import { takeReminder, type TakenStep } from './take-reminder.ts';
 import { recordReminderStep, type ReminderStepKind } from '../observability/metrics.ts';
 
@@ -34,7 +35,10 @@ export type DunningStep =
   | { kind: 'wait'; date: string; rule?: StepRule }
   | { kind: 'noted'; daysBefore: number; date: string; rule?: StepRule }
   | { kind: 'deliver'; reminderId: string; delivery: 'pending' | 'none'; documented: boolean; taken?: Omit<TakenStep, 'feeRule'>; rule?: StepRule }
-  /** A step of another invoice of the customer, dated earlier, was taken first: that invoice's lifecycle delivers it. */
+  /**
+   * A step of another invoice of the customer that comes first (an earlier date, or on the same date an older due date
+   * or a lower invoice number: step-order.ts) was taken first: that invoice's lifecycle delivers it.
+   */
   | { kind: 'sibling'; invoiceId: string; rule?: StepRule }
   /** autoCollections: the invoice was collected (as POST …/collect); the case's own lifecycle takes over. */
   | { kind: 'collected'; caseId: string; rule?: StepRule };
@@ -80,15 +84,16 @@ async function takeInTransaction(db: Db, organizationId: string, invoiceId: stri
       const { view } = await collectInvoice(tx, organizationId, invoiceId, new Date());
       return { step: { kind: 'collected', caseId: view.id, rule: citeRules(dateRule, null) }, taken: 'collect' };
     }
-    // ... and in the order of their dates: a catch-up that passed steps of several of the customer's invoices takes
-    // an earlier-dated step of another invoice first, so each fee decision sees what was sent before its date.
-    const earlier = await earlierSiblingStep(tx, ctx, step.date);
-    if (earlier) {
-      const sibling = await takeReminder(tx, earlier.ctx, { ...earlier.step, source: 'automatic' });
-      await scheduleDunning(tx, organizationId, earlier.ctx.invoice.id, ctx.today);
+    // ... and in a fixed order (step-order.ts): by date, then on one date the oldest due date, then the lowest
+    // invoice number. A step of another invoice of the customer that comes before this one is taken first, here, so
+    // each fee decision sees exactly the steps before it in that order, however the invoices' lifecycles woke.
+    const first = await siblingStepFirst(tx, ctx, step.date);
+    if (first) {
+      const sibling = await takeReminder(tx, first.ctx, { ...first.step, source: 'automatic' });
+      await scheduleDunning(tx, organizationId, first.ctx.invoice.id, ctx.today);
       return {
-        step: { kind: 'sibling', invoiceId: earlier.ctx.invoice.id, rule: citeRules(earlier.dateRule, sibling.feeRule) },
-        taken: reminderKind(earlier.step.type, earlier.step.demandLetter),
+        step: { kind: 'sibling', invoiceId: first.ctx.invoice.id, rule: citeRules(first.dateRule, sibling.feeRule) },
+        taken: reminderKind(first.step.type, first.step.demandLetter),
       };
     }
     const { feeRule, ...taken } = await takeReminder(tx, ctx, {
@@ -105,38 +110,47 @@ async function takeInTransaction(db: Db, organizationId: string, invoiceId: stri
   });
 }
 
-/**
- * The earliest reminder step, dated before `before` and due by the business today, of the customer's other open
- * invoices (ties: the lower invoice id), with that invoice locked; undefined when there is none.
- */
-async function earlierSiblingStep(
-  tx: Queryable,
-  ctx: DunningContext,
-  before: string,
-): Promise<{ ctx: DunningContext; dateRule: Rule; step: { type: 'payment_reminder' | 'reminder'; reminderNumber: number | null; sentOn: string; demandLetter: boolean } } | undefined> {
-  const siblings = await tx<{ id: string }[]>`
-    SELECT id FROM invoices
-    WHERE organization_id = ${ctx.organizationId} AND customer_id = ${ctx.invoice.customer_id} AND id <> ${ctx.invoice.id}
-      AND type = 'invoice' AND status IN ${INVOICE_LIFECYCLE.in(tx, REMINDABLE_STATUSES)} AND due_date < ${before}::date
-    ORDER BY id`;
-  let best: { id: string; date: string } | undefined;
-  for (const { id } of siblings) {
-    const other = await loadDunningContext(tx, ctx.organizationId, id, { lock: false });
-    if (!other) continue;
-    const step = decideStep(other.facts, other.plan)?.step;
-    if (!step || step.kind === 'limitation_warning' || step.kind === 'collect' || step.date >= before || step.date > ctx.today) continue;
-    if (!best || step.date < best.date) best = { id, date: step.date };
-  }
-  if (!best) return undefined;
-  const locked = await loadDunningContext(tx, ctx.organizationId, best.id);
-  const decided = locked && decideStep(locked.facts, locked.plan);
-  const step = decided && decided.step;
-  if (!locked || !decided || !step || step.kind === 'limitation_warning' || step.kind === 'collect' || step.date >= before) return undefined;
+type SiblingStep = { type: 'payment_reminder' | 'reminder'; reminderNumber: number | null; sentOn: string; demandLetter: boolean };
+
+/** The invoice's reminder step due by the business today, in the order's terms (undefined for none). */
+function dueReminderStep(ctx: DunningContext): { order: OrderedStep; dateRule: Rule; step: SiblingStep } | undefined {
+  const decided = decideStep(ctx.facts, ctx.plan);
+  const step = decided?.step;
+  if (!decided || !step || step.kind === 'limitation_warning' || step.kind === 'collect' || step.date > ctx.today) return undefined;
   return {
-    ctx: locked,
+    order: { date: step.date, dueDate: ctx.facts.dueDate, number: ctx.invoice.number ?? Number.MAX_SAFE_INTEGER, invoiceId: ctx.invoice.id },
     dateRule: decided.dateRule,
     step: { type: step.kind, reminderNumber: step.kind === 'reminder' ? step.reminderNumber : null, sentOn: step.date, demandLetter: step.kind === 'reminder' && step.demandLetter },
   };
+}
+
+/**
+ * The reminder step, due by the business today, of another open invoice of the customer that comes before this
+ * invoice's step dated `on` (step-order.ts: an earlier date, or on the same date an older due date or a lower
+ * number), the first of them in that order, with its invoice locked; undefined when this invoice's step comes first.
+ * Under the customer's lock: the siblings' steps cannot change while they are read.
+ */
+async function siblingStepFirst(tx: Queryable, ctx: DunningContext, on: string): Promise<{ ctx: DunningContext; dateRule: Rule; step: SiblingStep } | undefined> {
+  const own: OrderedStep = { date: on, dueDate: ctx.facts.dueDate, number: ctx.invoice.number ?? Number.MAX_SAFE_INTEGER, invoiceId: ctx.invoice.id };
+  // A step comes after its invoice's due date, so only invoices due before `on` can have one on or before it.
+  const siblings = await tx<{ id: string }[]>`
+    SELECT id FROM invoices
+    WHERE organization_id = ${ctx.organizationId} AND customer_id = ${ctx.invoice.customer_id} AND id <> ${ctx.invoice.id}
+      AND type = 'invoice' AND status IN ${INVOICE_LIFECYCLE.in(tx, REMINDABLE_STATUSES)} AND due_date <= ${on}::date
+    ORDER BY id`;
+  const before: OrderedStep[] = [];
+  for (const { id } of siblings) {
+    const other = await loadDunningContext(tx, ctx.organizationId, id, { lock: false });
+    const due = other && dueReminderStep(other);
+    if (due && compareSteps(due.order, own) < 0) before.push(due.order);
+  }
+  const first = firstInOrder(before);
+  if (!first) return undefined;
+  // Locked and read again: what the step is taken from.
+  const locked = await loadDunningContext(tx, ctx.organizationId, first.invoiceId);
+  const due = locked && dueReminderStep(locked);
+  if (!locked || !due || compareSteps(due.order, own) >= 0) return undefined;
+  return { ctx: locked, dateRule: due.dateRule, step: due.step };
 }
 
 /** The oldest reminder of the invoice whose document or delivery is still to do. */

@@ -9,7 +9,8 @@ import type { Queryable } from '../shared/db.ts';
 import { uuidv7 } from '../shared/ids.ts';
 import { chooseChannel } from './choose-reminder-channel.ts';
 import { initialReminderDelivery } from './reminder-delivery-lifecycle.ts';
-import { initialReminderStatus } from './reminder-lifecycle.ts';
+import { initialReminderStatus, REMINDER_LIFECYCLE } from './reminder-lifecycle.ts';
+import { recordReminderEvent } from './record-reminder-event.ts';
 import { stepInstant, type DunningContext } from './dunning-context.ts';
 import type { Rule } from '../law/danish-law.ts';
 import { arrearsStart, decideFee, feeRule, type OverdueInterval, PLAN_RULES, planReminderCount, stepRule } from './reminder-policy.ts';
@@ -50,8 +51,9 @@ export interface TakenStep {
  * serialised on its row and numbered once (the unique indexes of `reminders` back it). One transaction writes the
  * reminder row, its fee (an invoice_fees row), the timeline entry, the invoice's move to `overdue` with
  * `invoice.overdue` on its first reminder of any kind, `collections_ready` after the plan's last reminder, and the
- * customer's past-due transition that the fee may cause. The document and its delivery follow after commit, as
- * durable steps (the row's `delivery` is `pending` until then).
+ * customer's past-due transition that the fee may cause, and `reminder.failed` for a reminder without a channel. The
+ * document and its delivery follow after commit, as durable steps (the row's `delivery` is `pending` until then; its
+ * outcome brings `reminder.sent` or `reminder.failed`).
  */
 export async function takeReminder(
   sql: Queryable,
@@ -112,6 +114,8 @@ export async function takeReminder(
       },
     });
   }
+  // A reminder without a channel failed as it was taken: its event now (one with a channel reports when delivered).
+  if (status === REMINDER_LIFECYCLE.transitions.fail.to) await recordReminderEvent(sql, id, 'failed');
   const collectionsReady = step.type === 'reminder' && step.reminderNumber !== null && step.reminderNumber >= planReminderCount(ctx.plan);
   if (collectionsReady) {
     const [marked] = await sql`

@@ -50,6 +50,25 @@ describe('reminder mail and delivery', () => {
     return id;
   }
 
+  /** The reminder events of the reminder's invoice, in order: type, the envelope's block and data. */
+  const reminderEvents = async (inv: IssuedInvoice) =>
+    (await testDb().db.sql<{ type: string; entity_family: string; entity_id: string; data: Record<string, unknown> }[]>`
+      SELECT type, entity_family, entity_id, data FROM events WHERE entity_id = ${inv.invoiceId} AND type LIKE 'reminder.%' ORDER BY sekvensnummer`).map((e) => ({ ...e }));
+  const eventData = (inv: IssuedInvoice, id: string, extra: Record<string, unknown> = {}) => ({
+    reminderId: id,
+    invoiceId: inv.invoiceId,
+    customerId: inv.customerId,
+    type: 'reminder',
+    reminderNumber: 1,
+    feeOere: 0,
+    interestOere: 0,
+    compensationOere: 0,
+    demandLetter: false,
+    channel: 'email',
+    deadline: '2025-12-18',
+    ...extra,
+  });
+
   const row = async (id: string) =>
     (await testDb().db.sql<{ status: string; failure_code: string | null; delivery: string; message_id: string | null; delivered_at: Date | null; delivery_error: string | null; document_sha256: Buffer }[]>`
       SELECT status, failure_code, delivery, message_id, delivered_at, delivery_error, document_sha256 FROM reminders WHERE id = ${id}`)[0]!;
@@ -91,6 +110,10 @@ describe('reminder mail and delivery', () => {
       assert.equal(sink.received.length, 1);
       assert.deepEqual(await markReminderUndeliverable(deps(sink), id, 'late'), { delivery: 'done' });
       assert.equal((await row(id)).status, 'sent');
+      // reminder.sent once, in the invoice's block, however often the record step ran.
+      assert.deepEqual(await reminderEvents(inv), [
+        { type: 'reminder.sent', entity_family: 'invoice', entity_id: inv.invoiceId, data: eventData(inv, id, { feeOere: 10_000 }) },
+      ]);
     } finally {
       await sink.close();
     }
@@ -111,6 +134,10 @@ describe('reminder mail and delivery', () => {
       assert.match(failed.delivery_error ?? '', /550/);
       assert.ok(!(failed.delivery_error ?? '').includes('ole@'), 'the address reached the record');
       assert.deepEqual(await deliverReminder(deps(sink), id), { kind: 'settled', delivery: 'none' });
+      assert.deepEqual(await recordReminderDelivery(deps(sink), id, attempt), { delivery: 'none' });
+      assert.deepEqual(await reminderEvents(inv), [
+        { type: 'reminder.failed', entity_family: 'invoice', entity_id: inv.invoiceId, data: eventData(inv, id, { failureCode: 'mail_rejected' }) },
+      ]);
     } finally {
       await sink.close();
     }
@@ -129,6 +156,10 @@ describe('reminder mail and delivery', () => {
     assert.deepEqual(await markReminderUndeliverable(deps(undefined), id, '451 4.7.1 try again later'), { delivery: 'none' });
     const r = await row(id);
     assert.deepEqual([r.status, r.failure_code, r.delivery_error], ['failed', 'mail_undeliverable', '451 4.7.1 try again later']);
+    assert.deepEqual(await markReminderUndeliverable(deps(undefined), id, 'again'), { delivery: 'none' });
+    assert.deepEqual(await reminderEvents(inv), [
+      { type: 'reminder.failed', entity_family: 'invoice', entity_id: inv.invoiceId, data: eventData(inv, id, { failureCode: 'mail_undeliverable' }) },
+    ]);
   });
 
   it('needs the document first; a customer without e-mail now is refused (customer_email_missing)', async () => {
@@ -148,6 +179,7 @@ describe('reminder mail and delivery', () => {
     assert.deepEqual(attempt, { kind: 'sent', channel: 'letter', reference: id });
     assert.deepEqual(await recordReminderDelivery(deps(undefined), id, attempt), { delivery: 'done' });
     assert.equal((await row(id)).message_id, id);
+    assert.deepEqual((await reminderEvents(inv)).map((e) => [e.type, e.data.channel]), [['reminder.sent', 'letter']]);
     assert.deepEqual(readdirSync(letterDir).filter((n) => n.startsWith(id)).sort(), [`${id}.json`, `${id}.pdf`]);
     assert.deepEqual(await deliverReminder(deps(undefined), id), { kind: 'settled', delivery: 'done' });
   });
@@ -168,6 +200,8 @@ describe('reminder mail and delivery', () => {
     // A letter whose retries ran out is letter_undeliverable.
     assert.deepEqual(await markReminderUndeliverable(deps(undefined), id2, 'provider down'), { delivery: 'none' });
     assert.equal((await row(id2)).failure_code, 'letter_undeliverable');
+    assert.deepEqual((await reminderEvents(inv)).map((e) => [e.type, e.data.failureCode]), [['reminder.failed', 'letter_rejected']]);
+    assert.deepEqual((await reminderEvents(noAddress)).map((e) => [e.type, e.data.channel, e.data.failureCode]), [['reminder.failed', 'letter', 'letter_undeliverable']]);
   });
 
   it('subjects and attachments of the payment reminder and the demand letter, in Danish and English', async () => {

@@ -312,6 +312,30 @@ describe('scenario: dunning as the law reads', function () {
     }
     assert.equal((await h.eventsOf(inv.id, 'invoice.overdue')).length, 1);
   });
+
+  it('five invoices of one customer due the same day, fees left for three: the oldest numbers get them, and the dates that follow', async () => {
+    await h.settings({});
+    const customerId = await s.customer({ type: 'company', name: 'Fem Fakturaer A/S', cvr: '55667788', email: 'bogholderi@fem.dk' });
+    const invoices: Invoice[] = [];
+    for (let i = 0; i < 5; i++) invoices.push(await s.issue({ customerId, paymentTermsDays: 14 }));
+    const due = invoices[0]!.dueDate;
+    assert.ok(invoices.every((i) => i.dueDate === due));
+    assert.deepEqual(invoices.map((i) => i.number), [...invoices.map((i) => i.number)].sort((a, b) => a - b));
+    await h.advanceTo(addDays(due, 30));
+    const feeBearing = [
+      ['reminder', 1, 10_000, 'email', 'sent', addDays(due, 7), addDays(due, 17)],
+      ['reminder', 2, 0, 'email', 'sent', addDays(due, 17), addDays(due, 27)],
+      ['reminder', 3, 0, 'email', 'sent', addDays(due, 21), addDays(due, 31)],
+    ];
+    const free = [
+      ['reminder', 1, 0, 'email', 'sent', addDays(due, 7), addDays(due, 17)],
+      ['reminder', 2, 0, 'email', 'sent', addDays(due, 14), addDays(due, 24)],
+      ['reminder', 3, 0, 'email', 'sent', addDays(due, 21), addDays(due, 31)],
+    ];
+    const histories = await Promise.all(invoices.map(async (i) => rows((await h.history(i.id)).data)));
+    assert.deepEqual(histories, [feeBearing, feeBearing, feeBearing, free, free]);
+    for (const inv of invoices) await s.pay(inv.id, (await s.invoice(inv.id)).balanceOere);
+  });
 });
 
 describe('scenario: dunning and limitation', function () {
