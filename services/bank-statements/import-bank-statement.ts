@@ -6,7 +6,7 @@ import type { MutationUseCase } from '../idempotency/run-mutation.ts';
 import { INVOICE_LIFECYCLE, OPEN_STATUSES, isOpen } from '../invoices/invoice-lifecycle.ts';
 import { balanceTerms } from '../invoices/invoice-queries.ts';
 import type { ReceiptDispatch } from '../payments/receipt-dispatch.ts';
-import { BANK_ENTRY_STATUS, type BankEntryStatus } from './bank-entry-lifecycle.ts';
+import { BANK_ENTRY_LIFECYCLE, BANK_ENTRY_STATUS, type BankEntryStatus } from './bank-entry-lifecycle.ts';
 import { findBankStatement } from './bank-statement-queries.ts';
 import { bookEntry, type BookableEntry } from './book-entry.ts';
 import { decideMatch, invoiceNumberCandidates, paymentIdCandidates, type OpenInvoice, type PaymentIdInvoice } from './match-entry.ts';
@@ -85,7 +85,7 @@ export function importBankStatement(deps: BankStatementImportDeps, organizationI
       const chunk = byIdentity.slice(i, i + INSERT_CHUNK).map((p) => row(p, p.status));
       const rows = await tx<{ id: string }[]>`
         INSERT INTO bank_statement_entries ${tx(chunk, ...columns)}
-        ON CONFLICT (organization_id, account_id, identity) WHERE status <> ${BANK_ENTRY_STATUS.duplicate} DO NOTHING
+        ON CONFLICT (organization_id, account_id, identity) WHERE status NOT IN ${BANK_ENTRY_LIFECYCLE.in(tx, [BANK_ENTRY_STATUS.duplicate])} DO NOTHING
         RETURNING id`;
       for (const r of rows) inserted.add(r.id);
     }
