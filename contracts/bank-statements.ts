@@ -7,12 +7,7 @@ export const BANK_STATEMENT_BODY_LIMIT = 5 * 1024 * 1024;
 /** What became of an entry (docs/bank-payments.md, "Bank statements (camt.053)"). */
 export const BankEntryStatus = Type.Union(
   [Type.Literal('matched'), Type.Literal('unmatched'), Type.Literal('duplicate'), Type.Literal('ignored')],
-  {
-    title: 'BankEntryStatus',
-    description:
-      '`matched`: booked as a payment on an invoice; `unmatched`: a DKK credit no rule tied to one invoice (match it by hand); ' +
-      '`duplicate`: imported before, books nothing; `ignored`: not money in for an invoice (a debit, not booked, not DKK, a reversal)',
-  },
+  { title: 'BankEntryStatus' },
 );
 export type BankEntryStatus = Static<typeof BankEntryStatus>;
 
@@ -51,7 +46,13 @@ export const BankStatementEntry = Type.Object(
     invoiceId: Nullable(Uuid),
     paymentId: Nullable(Uuid),
   },
-  { title: 'BankStatementEntry' },
+  {
+    title: 'BankStatementEntry',
+    description:
+      'One entry of an imported statement (a batch entry: one of its transactions). `status`: `matched` (booked as a payment on ' +
+      'an invoice), `unmatched` (a booked DKK credit no rule tied to one invoice: match it by hand), `duplicate` (imported ' +
+      'before, books nothing), `ignored` (not money in for an invoice: a debit, not booked, not DKK, a reversal).',
+  },
 );
 export type BankStatementEntry = Static<typeof BankStatementEntry>;
 
