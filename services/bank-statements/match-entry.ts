@@ -24,6 +24,8 @@ export interface EntryTexts {
 
 /** A run of 15 digits standing alone (no digit on either side), with or without the +71 frame around it. */
 const FIFTEEN_DIGITS = /(?<![0-9])[0-9]{15}(?![0-9])/g;
+/** `71` and a payment id as one run of 17 digits. */
+const TYPE_71_PREFIXED = /(?<![0-9])71([0-9]{15})(?![0-9])/g;
 /** The FI-kort line `+71<payment id+creditor<`, spaces allowed where people type them. */
 const FIK_LINE = /\+\s*71\s*<\s*([0-9]{15})\s*\+/g;
 
@@ -40,6 +42,8 @@ export function paymentIdCandidates(entry: EntryTexts): string[] {
   for (const t of texts) {
     for (const m of t.matchAll(FIK_LINE)) add(m[1]!);
     for (const m of t.matchAll(FIFTEEN_DIGITS)) add(m[0]);
+    // The card type written before the id without a separator (`71` + 15 digits), as some banks pass the +71 line on.
+    for (const m of t.matchAll(TYPE_71_PREFIXED)) add(m[1]!);
     // A structured reference written with spaces (`000 000 067 097 535`) is one reference: its digits count.
     if (t === entry.reference) {
       const digits = t.replace(/[\s.-]/g, '');

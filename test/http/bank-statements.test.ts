@@ -17,22 +17,18 @@ describe('bank statements (camt.053)', () => {
   interface Setup { org: TestOrg; customerId: string }
   let orgs = 0;
   async function setup(): Promise<Setup> {
-    const org = await createTestOrg({ name: `Bank ApS ${++orgs}` });
+    const org = await createTestOrg({ name: `Bank ApS ${++orgs}`, fiCreditorNumber: '85799665' });
     const customerId = (await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: { type: 'company', name: 'Kunde A/S' } })).body.data.id;
     return { org, customerId };
   }
 
-  /** An issued invoice; with `fik`, the FI-kort payment id its number gives (as issuing with a creditor number sets it). */
-  async function issued(s: Setup, grossOere: number, fik = true) {
+  /** An issued invoice, with the FI-kort payment id its number gives (the organisation has a creditor number). */
+  async function issued(s: Setup, grossOere: number) {
     const res = await call(t.app, 'POST', '/v1/invoices?issue=true', { key: s.org.apiKey, body: { customerId: s.customerId, lines: [line(grossOere)] } });
     assert.equal(res.status, 201, res.raw);
-    const inv = res.body.data as { id: string; number: number };
-    const paymentId = fikPaymentId(inv.number);
-    if (fik) {
-      await sql()`UPDATE invoices SET fik_payment_id = ${paymentId}, fik_creditor_number = '85799665'
-                  WHERE organization_id = ${s.org.organizationId} AND id = ${inv.id} AND fik_payment_id IS NULL`;
-    }
-    return { ...inv, paymentId };
+    const inv = res.body.data as { id: string; number: number; fik: { paymentId: string } };
+    assert.equal(inv.fik.paymentId, fikPaymentId(inv.number));
+    return { ...inv, paymentId: inv.fik.paymentId };
   }
 
   const post = (s: Setup, xml: string, opts: { key?: string; idempotencyKey?: string; contentType?: string } = {}) =>
@@ -66,8 +62,8 @@ describe('bank statements (camt.053)', () => {
     const s = await setup();
     const a = await issued(s, 125_000);
     const b = await issued(s, 40_000);
-    const c = await issued(s, 30_000, false);
-    const d = await issued(s, 99_900, false);
+    const c = await issued(s, 30_000);
+    const d = await issued(s, 99_900);
     const day = yesterday();
     const xml = doc([stmt('STMT-1', [
       { amount: kr(125_000), acctSvcrRef: 'R-1', bookingDate: day, txs: [{ ref: a.paymentId }] },
@@ -170,7 +166,7 @@ describe('bank statements (camt.053)', () => {
   it('matches each transaction of a batch entry on its own, and an entry without references by its text', async () => {
     const s = await setup();
     const a = await issued(s, 20_000);
-    const b = await issued(s, 35_000, false);
+    const b = await issued(s, 35_000);
     const res = await post(s, doc([stmt('BATCH', [
       { amount: kr(20_000 + 35_000 + 1_000), bookingDate: yesterday(), txs: [
         { amount: kr(20_000), ref: `+71<${a.paymentId}+85799665<` },
@@ -256,7 +252,7 @@ describe('bank statements (camt.053)', () => {
   describe('matching by hand', () => {
     it('books an unmatched entry on the invoice (200 with the entry); a second match is 422 entry_not_unmatched', async () => {
       const s = await setup();
-      const inv = await issued(s, 50_000, false);
+      const inv = await issued(s, 50_000);
       const res = await post(s, doc([stmt('HAND', [
         { amount: kr(20_000), acctSvcrRef: 'H-1', bookingDate: yesterday(), txs: [{ ustrd: ['Kontant tak'] }] },
         { amount: kr(20_000), direction: 'DBIT', acctSvcrRef: 'H-2', bookingDate: yesterday() },
