@@ -188,21 +188,21 @@ async function bookInOrder(
   const ordered = bookings.map((b, i) => ({ ...b, i })).sort((a, b) => (a.invoiceId < b.invoiceId ? -1 : a.invoiceId > b.invoiceId ? 1 : a.i - b.i));
   const writes: Promise<unknown>[] = [];
   const paymentIds: string[] = [];
-  let failure: unknown;
+  let failure: Error | undefined;
   for (const b of ordered) {
     try {
       const done = await bookEntry(tx, deps, organizationId, b.entry, b.invoiceId, { now });
       paymentIds.push(done.paymentId);
       writes.push(done.written);
     } catch (err) {
-      failure = err;
+      failure = err as Error;
       break;
     }
   }
   // Never leave a write unobserved; the first failure is the import's.
   const results = await Promise.allSettled(writes);
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) throw failed.reason;
+  if (failed) throw failed.reason as Error;
   if (failure !== undefined) throw failure;
   return paymentIds;
 }

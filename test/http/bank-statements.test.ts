@@ -119,7 +119,7 @@ describe('bank statements (camt.053)', () => {
       id: list.data[0]!.id, bookingDate: day, amountOere: 125_000, reference: a.paymentId, remittance: null, status: 'matched', invoiceId: a.id,
       paymentId: list.data[0]!.paymentId,
     });
-    assert.equal((await call(t.app, 'GET', `/v1/payments/${list.data[0]!.paymentId}`, { key: s.org.apiKey })).body.data.source, 'bank');
+    assert.equal((await call(t.app, 'GET', `/v1/payments/${list.data[0].paymentId}`, { key: s.org.apiKey })).body.data.source, 'bank');
     assert.equal(list.data[2]!.remittance, `Faktura ${c.number}`);
     assert.equal(list.meta.nextCursor, null);
 
