@@ -3,13 +3,13 @@ import type { Keyring } from '../shared/crypto.ts';
 import type { Queryable } from '../shared/db.ts';
 import { uuidv7 } from '../shared/ids.ts';
 import type { MutationUseCase } from '../idempotency/run-mutation.ts';
-import { INVOICE_LIFECYCLE, OPEN_STATUSES, isOpen } from '../invoices/invoice-lifecycle.ts';
+import { INVOICE_LIFECYCLE, OPEN_STATUSES, isIssued, isOpen } from '../invoices/invoice-lifecycle.ts';
 import { balanceTerms } from '../invoices/invoice-queries.ts';
 import type { ReceiptDispatch } from '../payments/receipt-dispatch.ts';
 import { BANK_ENTRY_LIFECYCLE, BANK_ENTRY_STATUS, type BankEntryStatus } from './bank-entry-lifecycle.ts';
 import { findBankStatement } from './bank-statement-queries.ts';
 import { bookEntry, type BookableEntry } from './book-entry.ts';
-import { decideMatch, invoiceNumberCandidates, paymentIdCandidates, type OpenInvoice, type PaymentIdInvoice } from './match-entry.ts';
+import { decideMatch, invoiceNumberCandidates, paymentIdCandidates, type OpenInvoice } from './match-entry.ts';
 import type { CamtStatements, StatementItem } from './read-camt053.ts';
 
 export interface BankStatementImportDeps {
@@ -141,13 +141,18 @@ async function matchAndBook(
     SELECT i.id, i.number, i.status, i.fik_payment_id,
            invoice_balance_oere(i.gross_oere, ${t.fees}, ${t.paid}, ${t.credited})::bigint AS balance_oere
     FROM invoices i WHERE i.organization_id = ${organizationId} AND i.id = ANY(${ids}::uuid[])`;
-  const byPaymentId: PaymentIdInvoice[] = locked.flatMap((r) => (r.fik_payment_id !== null ? [{ id: r.id, fikPaymentId: r.fik_payment_id }] : []));
-  const open = new Map<string, OpenInvoice>();
+  // An invoice whose issue is still being finished has its payment id already but takes no payment yet (the payment
+  // route refuses it): its entries wait, unmatched.
+  const payable = locked.filter((r) => INVOICE_LIFECYCLE.isState(r.status) && isIssued(r.status));
+  const byPaymentId = new Map<string, string>();
+  for (const r of payable) if (r.fik_payment_id !== null) byPaymentId.set(r.fik_payment_id, r.id);
+  const openByNumber = new Map<number, OpenInvoice[]>();
   for (const r of locked) {
     if (INVOICE_LIFECYCLE.isState(r.status) && isOpen(r.status)) {
-      open.set(r.id, { id: r.id, number: r.number, balanceOere: r.balance_oere });
+      openByNumber.set(r.number, [...(openByNumber.get(r.number) ?? []), { id: r.id, number: r.number, balanceOere: r.balance_oere }]);
     }
   }
+  const openById = new Map([...openByNumber.values()].flat().map((i) => [i.id, i]));
 
   const today = await deps.clock.today(organizationId);
   const bookings: { entry: BookableEntry; invoiceId: string }[] = [];
@@ -156,8 +161,7 @@ async function matchAndBook(
     if (p.item.bookingDate === null || p.item.bookingDate > today) continue;
     const decision = decideMatch(
       { reference: p.item.reference, remittance: p.item.remittance, otherTexts: p.item.otherTexts, amountOere: p.item.amountMinor },
-      byPaymentId,
-      [...open.values()],
+      { byPaymentId, openByNumber },
     );
     if (decision.invoiceId === null) continue;
     bookings.push({
@@ -165,10 +169,15 @@ async function matchAndBook(
       invoiceId: decision.invoiceId,
     });
     // The next decision sees the balance this payment leaves; a settled invoice is no longer open.
-    const inv = open.get(decision.invoiceId);
+    const inv = openById.get(decision.invoiceId);
     if (inv) {
       inv.balanceOere -= p.item.amountMinor;
-      if (inv.balanceOere <= 0) open.delete(inv.id);
+      if (inv.balanceOere <= 0) {
+        openById.delete(inv.id);
+        const rest = openByNumber.get(inv.number)!.filter((i) => i.id !== inv.id);
+        if (rest.length > 0) openByNumber.set(inv.number, rest);
+        else openByNumber.delete(inv.number);
+      }
     }
   }
   return bookInOrder(tx, deps, organizationId, bookings, now);

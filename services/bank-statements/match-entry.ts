@@ -67,15 +67,18 @@ export function invoiceNumberCandidates(entry: Pick<EntryTexts, 'remittance'>): 
   return [...found];
 }
 
-export interface PaymentIdInvoice {
-  id: string;
-  fikPaymentId: string;
-}
-
 export interface OpenInvoice {
   id: string;
   number: number;
   balanceOere: number;
+}
+
+/** What the organisation's invoices say to the rules: looked up by the import once for all its entries. */
+export interface InvoiceLookup {
+  /** The payable invoice carrying a payment id, by the id. */
+  byPaymentId: ReadonlyMap<string, string>;
+  /** The open invoices bearing a number, by the number (a gap-free series gives one at most). */
+  openByNumber: ReadonlyMap<number, readonly OpenInvoice[]>;
 }
 
 export type MatchDecision =
@@ -86,17 +89,12 @@ export type MatchDecision =
  * The decision for a DKK credit of `amountOere`, given the organisation's invoices carrying one of the entry's
  * payment ids (`paymentIdCandidates`) and its open invoices bearing one of its numbers (`invoiceNumberCandidates`).
  */
-export function decideMatch(
-  entry: EntryTexts & { amountOere: number },
-  byPaymentId: readonly PaymentIdInvoice[],
-  openByNumber: readonly OpenInvoice[],
-): MatchDecision {
+export function decideMatch(entry: EntryTexts & { amountOere: number }, invoices: InvoiceLookup): MatchDecision {
   for (const id of paymentIdCandidates(entry)) {
-    const invoice = byPaymentId.find((i) => i.fikPaymentId === id);
-    if (invoice) return { invoiceId: invoice.id, rule: 'payment_id' };
+    const invoiceId = invoices.byPaymentId.get(id);
+    if (invoiceId !== undefined) return { invoiceId, rule: 'payment_id' };
   }
-  const numbers = new Set(invoiceNumberCandidates(entry));
-  const named = openByNumber.filter((i) => numbers.has(i.number));
+  const named = invoiceNumberCandidates(entry).flatMap((n) => invoices.openByNumber.get(n) ?? []);
   if (named.length === 0) return { invoiceId: null, rule: null, reason: 'no_reference' };
   // Two open invoices named (or one number twice in the series, which a gap-free series never has) is no answer.
   if (named.length > 1) return { invoiceId: null, rule: null, reason: 'ambiguous_number' };

@@ -44,8 +44,9 @@ describe('bank entry matching rules (services/bank-statements/match-entry.ts)', 
   });
 
   it('decides in the rule order: payment id first, then one open invoice by number with the exact balance', () => {
-    const byPaymentId = [{ id: 'inv-7', fikPaymentId: P7 }];
+    const byPaymentId = new Map([[P7, 'inv-7']]);
     const open = [{ id: 'inv-1001', number: 1001, balanceOere: 50_000 }, { id: 'inv-1002', number: 1002, balanceOere: 20_000 }];
+    const openByNumber = new Map(open.map((i) => [i.number, [i]]));
     const cases: [Partial<EntryTexts>, number, ReturnType<typeof decideMatch>][] = [
       [{ reference: P7 }, 1, { invoiceId: 'inv-7', rule: 'payment_id' }],
       // The payment id wins over a number naming another invoice, whatever the amount.
@@ -59,6 +60,6 @@ describe('bank entry matching rules (services/bank-statements/match-entry.ts)', 
       // A payment id of no invoice of the organisation falls through to the number rule.
       [{ reference: P1001, remittance: 'Faktura 1002' }, 20_000, { invoiceId: 'inv-1002', rule: 'invoice_number' }],
     ];
-    for (const [e, amountOere, want] of cases) assert.deepEqual(decideMatch({ ...entry(e), amountOere }, byPaymentId, open), want, JSON.stringify(e));
+    for (const [e, amountOere, want] of cases) assert.deepEqual(decideMatch({ ...entry(e), amountOere }, { byPaymentId, openByNumber }), want, JSON.stringify(e));
   });
 });
