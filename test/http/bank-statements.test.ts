@@ -403,6 +403,8 @@ describe('bank statements (camt.053)', () => {
       assert.equal(latin1.statusCode, 400);
       assert.deepEqual(JSON.parse(latin1.body).error.details, [{ path: '', message: 'The document is not UTF-8 text' }]);
       await refused('', 400, 'invalid_statement');
+      const nul = await refused(valid().replace('HOST-1', 'HOST\u00001'), 400, 'invalid_statement');
+      assert.match(nul.details![0]!.message, /NUL/);
     });
 
     it('a camt.054 and a pain.001', async () => {
@@ -420,11 +422,14 @@ describe('bank statements (camt.053)', () => {
       await refused(valid(), 415, 'unsupported_media_type', 'text/plain');
     });
 
-    it('after all of it, the document itself imports', async () => {
-      const res = await post(s, valid());
+    it('after all of it, the document itself imports (application/xml with a charset, or text/xml)', async () => {
+      const res = await post(s, valid(), { contentType: 'application/xml; charset=utf-8' });
       assert.equal(res.status, 201, res.raw);
       assert.equal(res.body.data.counts.matched, 1);
       assert.equal((await payments(s)).length, 1);
+      const again = await post(s, valid(), { contentType: 'text/xml' });
+      assert.equal(again.status, 201, again.raw);
+      assert.equal(again.body.data.counts.duplicate, 1);
     });
   });
 });

@@ -48,6 +48,12 @@ export function bankStatementRoutes(app: FastifyInstance, deps: AppDeps): void {
           details: [{ path: '', message: 'The document is not UTF-8 text' }],
         }), undefined);
       }
+      // XML has no NUL character: refused here as what it is, not later as text PostgreSQL cannot hold.
+      if ((body as Buffer).includes(0)) {
+        return done(new DomainError('invalid_statement', 'The body is not a camt.053 bank statement this API reads.', {
+          details: [{ path: '', message: 'The document holds a NUL character, which XML does not allow' }],
+        }), undefined);
+      }
       done(null, (body as Buffer).toString('utf8'));
     });
 
