@@ -150,6 +150,18 @@ describe('bank statements (camt.053)', () => {
     assert.ok(!row!.remittance_enc.toString('latin1').includes('Jens'));
     assert.equal((await entries(s, res.body.data.id)).data[0]!.remittance, secret);
     assert.ok(!t.logs().includes('Jens Hansen'));
+    // No table holds it in clear text: not the entries, not the stored response of the import (encrypted too).
+    const columns = await sql()<{ table_name: string; column_name: string }[]>`
+      SELECT table_name, column_name FROM information_schema.columns
+      WHERE table_schema = 'public' AND data_type IN ('text', 'jsonb', 'bytea', 'character varying', 'ARRAY')`;
+    for (const { table_name, column_name } of columns) {
+      const rows = await sql().unsafe(
+        `SELECT 1 FROM "${table_name}" WHERE position($1 in "${column_name}"::text) > 0
+           OR (pg_typeof("${column_name}")::text = 'bytea' AND position(convert_to($1, 'UTF8') in "${column_name}"::text::bytea) > 0) LIMIT 1`,
+        ['Jens Hansen'],
+      );
+      assert.equal(rows.length, 0, `${table_name}.${column_name} holds the remittance in clear text`);
+    }
   });
 
   it('reads every version .02 to .08, each matching its invoice', async () => {
@@ -225,6 +237,21 @@ describe('bank statements (camt.053)', () => {
     const firsts = await sql()<{ n: string }[]>`
       SELECT count(*) AS n FROM bank_statement_entries WHERE organization_id = ${s.org.organizationId} AND status <> 'duplicate'`;
     assert.equal(Number(firsts[0]!.n), 5);
+  });
+
+  it('books every payment once when overlapping statements race, their entries in different orders', async () => {
+    const s = await setup();
+    const invoices = [];
+    for (let i = 0; i < 6; i++) invoices.push(await issued(s, 1_000 * (i + 1)));
+    const entry = (i: number): EntryFixture => ({ amount: kr(1_000 * (i + 1)), acctSvcrRef: `OV-${i}`, bookingDate: yesterday(), txs: [{ ref: invoices[i]!.paymentId }] });
+    const a = doc([stmt('OV-A', [0, 1, 2, 3].map(entry))]);
+    const b = doc([stmt('OV-B', [5, 4, 3, 2].map(entry))], 4);
+    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => post(s, i % 2 === 0 ? a : b)));
+    assert.deepEqual(results.map((r) => r.status), Array(8).fill(201), results.map((r) => r.raw).join('\n'));
+    assert.equal(results.reduce((n, r) => n + r.body.data.counts.matched, 0), 6);
+    assert.equal(results.reduce((n, r) => n + r.body.data.counts.duplicate, 0), 8 * 4 - 6);
+    const rows = await payments(s);
+    assert.deepEqual(rows.map((r) => r.invoice_id).sort(), invoices.map((i) => i.id).sort());
   });
 
   it('replays the same Idempotency-Key, and refuses it for another document', async () => {
