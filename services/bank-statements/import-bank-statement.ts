@@ -106,7 +106,13 @@ export function importBankStatement(deps: BankStatementImportDeps, organizationI
       meta: {},
       location: `/v1/bank-statements/${statementId}`,
       ...(booked.length > 0 && receipts
-        ? { afterCommit: async () => { for (const id of booked.slice(0, RECEIPTS_DISPATCHED_AT_ONCE)) await receipts.dispatch(id); } }
+        ? {
+            // Handed on together, not one after the other: the answer waits for the hand-offs. One that fails is
+            // picked up from the wake index like every lost hand-off.
+            afterCommit: async () => {
+              await Promise.allSettled(booked.slice(0, RECEIPTS_DISPATCHED_AT_ONCE).map((id) => receipts.dispatch(id)));
+            },
+          }
         : {}),
     };
   };
