@@ -51,7 +51,7 @@ export const BankStatementEntry = Type.Object(
     description:
       'One entry of an imported statement (a batch entry: one of its transactions). `status`: `matched` (booked as a payment on ' +
       'an invoice), `unmatched` (a booked DKK credit no rule tied to one invoice: match it by hand), `duplicate` (imported ' +
-      'before, books nothing), `ignored` (not money in for an invoice: a debit, not booked, not DKK, a reversal).',
+      'before, books nothing), `ignored` (not money in for an invoice: a debit, not booked, not DKK).',
   },
 );
 export type BankStatementEntry = Static<typeof BankStatementEntry>;

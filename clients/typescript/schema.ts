@@ -1740,7 +1740,7 @@ export interface components {
         };
         /**
          * BankStatementEntry
-         * @description One entry of an imported statement (a batch entry: one of its transactions). `status`: `matched` (booked as a payment on an invoice), `unmatched` (a booked DKK credit no rule tied to one invoice: match it by hand), `duplicate` (imported before, books nothing), `ignored` (not money in for an invoice: a debit, not booked, not DKK, a reversal).
+         * @description One entry of an imported statement (a batch entry: one of its transactions). `status`: `matched` (booked as a payment on an invoice), `unmatched` (a booked DKK credit no rule tied to one invoice: match it by hand), `duplicate` (imported before, books nothing), `ignored` (not money in for an invoice: a debit, not booked, not DKK).
          */
         BankStatementEntry: {
             /**

@@ -23,9 +23,9 @@ const RECEIPTS_DISPATCHED_AT_ONCE = 100;
 /** Rows per INSERT: 13 parameters each, well below PostgreSQL's 65 535 per statement. */
 const INSERT_CHUNK = 2000;
 
-/** A DKK credit the bank has booked, not a reversal: money in that may pay an invoice. Everything else is ignored. */
+/** A DKK credit the bank has booked: money in that may pay an invoice. Everything else (and a credit of 0) is ignored. */
 export const isCandidate = (item: StatementItem): boolean =>
-  item.booked && item.direction === 'CRDT' && item.currency === 'DKK' && !item.reversal && item.amountMinor > 0;
+  item.booked && item.direction === 'CRDT' && item.currency === 'DKK' && item.amountMinor > 0;
 
 interface Planned {
   item: StatementItem;

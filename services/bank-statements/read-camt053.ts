@@ -47,8 +47,6 @@ export interface StatementItem {
   direction: CreditDebit;
   /** Whether the bank has booked it (`BOOK`): pending and information-only entries are not money yet. */
   booked: boolean;
-  /** A reversal of an earlier entry (`RvslInd`). */
-  reversal: boolean;
   currency: string;
   /** In hundredths of the currency, never negative (the direction says which way). */
   amountMinor: number;
@@ -256,7 +254,6 @@ export function readCamt053(xml: string): CamtStatements {
       const status = entryStatus(ntry);
       if (status === undefined) throw new CamtError('The entry has no status (Sts)', `${ep}/Sts`);
       const booked = status === 'BOOK';
-      const reversal = text(ntry, 'RvslInd') === 'true';
       const bookingDate = dateOf(kid(ntry, 'BookgDt'), `${ep}/BookgDt`) ?? dateOf(kid(ntry, 'ValDt'), `${ep}/ValDt`);
       const txs = kids(ntry, 'NtryDtls').flatMap((d) => kids(d, 'TxDtls'));
       const whole = remittanceOf([ntry, ...txs]);
@@ -269,7 +266,7 @@ export function readCamt053(xml: string): CamtStatements {
         seenHashes.set(hash, seen);
         identity = `h:${hash}${seen > 1 ? `#${seen}` : ''}`;
       }
-      const base = { statementId: id, bookingDate, booked, reversal };
+      const base = { statementId: id, bookingDate, booked };
 
       // A batch split into its transactions when each has its amount and they add up to the entry's.
       if (txs.length > 1) {

@@ -30,7 +30,6 @@ export interface EntryFixture {
   currency?: string;
   direction?: 'CRDT' | 'DBIT';
   status?: 'BOOK' | 'PDNG' | 'INFO';
-  reversal?: boolean;
   bookingDate?: string;
   acctSvcrRef?: string;
   ntryRef?: string;
@@ -75,7 +74,7 @@ function entry(v: Version, e: EntryFixture): string {
   const batch = txs.length > 1 ? `<Btch><NbOfTxs>${txs.length}</NbOfTxs></Btch>` : '';
   return `<Ntry>${e.ntryRef !== undefined ? `<NtryRef>${esc(e.ntryRef)}</NtryRef>` : ''}` +
     `<Amt Ccy="${e.currency ?? 'DKK'}">${e.amount}</Amt><CdtDbtInd>${e.direction ?? 'CRDT'}</CdtDbtInd>` +
-    `${e.reversal ? '<RvslInd>true</RvslInd>' : ''}${sts}` +
+    `${sts}` +
     `<BookgDt><Dt>${date}</Dt></BookgDt><ValDt><Dt>${date}</Dt></ValDt>` +
     `${e.acctSvcrRef !== undefined ? `<AcctSvcrRef>${esc(e.acctSvcrRef)}</AcctSvcrRef>` : ''}` +
     `<BkTxCd><Domn><Cd>PMNT</Cd><Fmly><Cd>RCDT</Cd><SubFmlyCd>DMCT</SubFmlyCd></Fmly></Domn></BkTxCd>` +
