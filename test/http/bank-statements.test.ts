@@ -241,7 +241,7 @@ describe('bank statements (camt.053)', () => {
 
   it('books every payment once when overlapping statements race, their entries in different orders', async () => {
     const s = await setup();
-    const invoices = [];
+    const invoices: Awaited<ReturnType<typeof issued>>[] = [];
     for (let i = 0; i < 6; i++) invoices.push(await issued(s, 1_000 * (i + 1)));
     const entry = (i: number): EntryFixture => ({ amount: kr(1_000 * (i + 1)), acctSvcrRef: `OV-${i}`, bookingDate: yesterday(), txs: [{ ref: invoices[i]!.paymentId }] });
     const a = doc([stmt('OV-A', [0, 1, 2, 3].map(entry))]);
