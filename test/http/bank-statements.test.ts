@@ -164,6 +164,24 @@ describe('bank statements (camt.053)', () => {
     }
   });
 
+  it("leaves unmatched an entry dated after today, and one naming another organisation's payment id", async () => {
+    const s = await setup();
+    const other = await setup();
+    const inv = await issued(s, 5_000);
+    await issued(other, 1_000);
+    const foreign = await issued(other, 6_000);
+    // The other organisation's second invoice: this one has no invoice of that number, so its payment id names nothing here.
+    assert.notEqual(foreign.paymentId, inv.paymentId);
+    const res = await post(s, doc([stmt('EDGE', [
+      { amount: kr(5_000), acctSvcrRef: 'E-1', bookingDate: addDays(today(), 1), txs: [{ ref: inv.paymentId }] },
+      { amount: kr(6_000), acctSvcrRef: 'E-2', bookingDate: yesterday(), txs: [{ ustrd: [`+71<${foreign.paymentId}+85799665<`] }] },
+    ])]));
+    assert.equal(res.status, 201, res.raw);
+    assert.deepEqual(res.body.data.counts, { entries: 2, matched: 0, unmatched: 2, duplicate: 0, ignored: 0 });
+    assert.equal((await payments(s)).length, 0);
+    assert.equal((await payments(other)).length, 0);
+  });
+
   it('reads every version .02 to .08, each matching its invoice', async () => {
     const s = await setup();
     for (const v of VERSIONS) {
