@@ -87,8 +87,8 @@ function parse(xml: string): { ns: string; root: Element } {
     throw new CamtError(`${message} (line ${parser.line}, column ${parser.column})`);
   };
   parser.on('error', (err) => {
-    // saxes' message already says where.
-    throw new CamtError(`The document is not well-formed XML: ${err.message.replace(/^[^:]*:\d+:\d+: /, '')} (line ${parser.line}, column ${parser.column})`);
+    // saxes' message starts with where; said once, at the end.
+    throw new CamtError(`The document is not well-formed XML: ${err.message.replace(/^(?:[^:]*:)?\d+:\d+: /, '').replace(/\.$/, '')} (line ${parser.line}, column ${parser.column})`);
   });
   parser.on('doctype', () => fail('The document has a DOCTYPE, which a camt.053 statement never has: it is not read'));
   parser.on('opentag', (tag) => {
