@@ -182,6 +182,24 @@ describe('bank statements (camt.053)', () => {
     assert.equal((await payments(other)).length, 0);
   });
 
+  it('books entries paying one invoice in document order: the number rule sees the balance the earlier entry left', async () => {
+    const s = await setup();
+    const inv = await issued(s, 30_000);
+    const res = await post(s, doc([stmt('TWO', [
+      { amount: kr(10_000), acctSvcrRef: 'T-1', bookingDate: yesterday(), txs: [{ ref: inv.paymentId }] },
+      { amount: kr(20_000), acctSvcrRef: 'T-2', bookingDate: yesterday(), txs: [{ ustrd: [`Rest af faktura ${inv.number}`] }] },
+      // Paid by now: no longer open, so its number names no open invoice.
+      { amount: kr(20_000), acctSvcrRef: 'T-3', bookingDate: yesterday(), txs: [{ ustrd: [`Faktura ${inv.number}`] }] },
+    ])]));
+    assert.equal(res.status, 201, res.raw);
+    assert.deepEqual(res.body.data.counts, { entries: 3, matched: 2, unmatched: 1, duplicate: 0, ignored: 0 });
+    assert.deepEqual((await payments(s)).map((p) => [p.amount_oere, p.outcome]), [[10_000, 'partial'], [20_000, 'paid_in_full']]);
+    const after = (await call(t.app, 'GET', `/v1/invoices/${inv.id}`, { key: s.org.apiKey })).body.data;
+    assert.deepEqual([after.status, after.balanceOere], ['paid', 0]);
+    const timeline = (await call(t.app, 'GET', `/v1/invoices/${inv.id}/timeline`, { key: s.org.apiKey })).body.data as { code: string }[];
+    assert.deepEqual(timeline.map((i) => i.code), ['created', 'issued', 'payment', 'payment']);
+  });
+
   it('reads every version .02 to .08, each matching its invoice', async () => {
     const s = await setup();
     for (const v of VERSIONS) {
