@@ -9,6 +9,8 @@ export const ErrorStatus = {
   idempotency_key_invalid: 400,
   invalid_cursor: 400,
   invalid_request: 400,
+  /** POST /v1/bank-statements: not a camt.053 document (malformed XML, another message, or unreadable); `details` says why and where. */
+  invalid_statement: 400,
   unauthenticated: 401,
   insufficient_scope: 403,
   plan_required: 403,
@@ -27,6 +29,8 @@ export const ErrorStatus = {
   reminder_flow_not_found: 404,
   case_not_found: 404,
   member_not_found: 404,
+  bank_statement_not_found: 404,
+  bank_statement_entry_not_found: 404,
   idempotency_conflict: 409,
   idempotency_in_progress: 409,
   sku_already_exists: 409,
@@ -114,6 +118,8 @@ export const ErrorStatus = {
   portal_custom_domain_missing: 422,
   /** PUT /v1/branding/logo: the data is not a valid image of its `mime`, or exceeds 512 KiB or 4000 × 4000 pixels. */
   logo_invalid: 422,
+  /** POST /v1/bank-statement-entries/{entryId}/match: the entry is matched, a duplicate or ignored already. */
+  entry_not_unmatched: 422,
   rate_limited: 429,
   internal_error: 500,
   service_unavailable: 503,

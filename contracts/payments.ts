@@ -2,12 +2,14 @@ import { Type, type Static } from 'typebox';
 import { DateString, ListQuery, Nullable, Uuid } from './common.ts';
 
 /**
- * The channel a payment came through (docs/api-conventions.md, "Payments and balances"): registered by the caller, or
- * paid by card or mobile wallet.
+ * The channel a payment came through (docs/api-conventions.md, "Payments and balances"): registered by the caller,
+ * paid by card or mobile wallet, or read from a bank statement (docs/bank-payments.md).
  */
-export const PaymentSource = Type.Union([Type.Literal('manual'), Type.Literal('card'), Type.Literal('mobilepay')], {
+export const PaymentSource = Type.Union([Type.Literal('manual'), Type.Literal('card'), Type.Literal('mobilepay'), Type.Literal('bank')], {
   title: 'PaymentSource',
-  description: '`manual` (registered through the API), `card` or `mobilepay` (paid on the hosted page)',
+  description:
+    '`manual` (registered through the API), `card` or `mobilepay` (paid on the hosted page), `bank` (a bank statement entry, ' +
+    'matched on import or by hand)',
 });
 export type PaymentSource = Static<typeof PaymentSource>;
 
@@ -39,7 +41,7 @@ export const Payment = Type.Object(
     paymentDate: DateString,
     outcome: PaymentOutcome,
     surplusOere: Type.Integer({ description: 'The part of the amount beyond the invoice\'s balance when it was booked, held as customer credit' }),
-    providerPaymentId: Nullable(Type.String({ description: 'The payment provider\'s id of a card or mobile-wallet payment; null for manual payments' })),
+    providerPaymentId: Nullable(Type.String({ description: 'The payment provider\'s id of a card or mobile-wallet payment; null for manual and bank payments' })),
     createdAt: Type.String({ format: 'date-time', description: 'When the payment was registered' }),
   },
   { title: 'Payment' },

@@ -119,6 +119,10 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'POST /v1/verification-sessions': 'createVerificationSession',
   'POST /v1/card-setup-sessions': 'createCardSetupSession',
   'POST /v1/accounting-connections': 'createAccountingConnection',
+  'POST /v1/bank-statements': 'importBankStatement',
+  'GET /v1/bank-statements/:statementId': 'getBankStatement',
+  'GET /v1/bank-statements/:statementId/entries': 'listBankStatementEntries',
+  'POST /v1/bank-statement-entries/:entryId/match': 'matchBankStatementEntry',
 };
 
 /** The `operationId` of a route, from the table above. */

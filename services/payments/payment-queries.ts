@@ -19,6 +19,13 @@ export const PAYMENT_COLUMNS = [
   'id', 'invoice_id', 'customer_id', 'source', 'booking_key', 'amount_oere', 'payment_date', 'outcome', 'surplus_oere', 'created_at',
 ] as const;
 
+/**
+ * Whether a payment's booking key is a payment provider's id, shown as `providerPaymentId`: a card or mobile-wallet
+ * payment's. A manual payment's key is the caller's Idempotency-Key (theirs already, not a reference to show back);
+ * a bank payment's is its statement entry's identity (the entry shows it).
+ */
+export const hasProviderPaymentId = (source: PaymentSource): boolean => source === 'card' || source === 'mobilepay';
+
 export function toPayment(r: PaymentRow): Payment {
   return {
     id: r.id,
@@ -29,8 +36,7 @@ export function toPayment(r: PaymentRow): Payment {
     paymentDate: r.payment_date,
     outcome: r.outcome,
     surplusOere: r.surplus_oere,
-    // A manual payment's key is the caller's Idempotency-Key: theirs already, and not a reference to show back.
-    providerPaymentId: r.source === 'manual' ? null : r.booking_key,
+    providerPaymentId: hasProviderPaymentId(r.source) ? r.booking_key : null,
     createdAt: r.created_at.toISOString(),
   };
 }

@@ -4,6 +4,7 @@ import type { Queryable } from '../shared/db.ts';
 import type { DocumentParty, InvoiceDocumentView } from '../invoices/invoice-document.ts';
 import { loadBuyer, loadSeller, printedBuyer, printedSeller } from '../invoices/document-parties.ts';
 import { loadDocumentLogo, type DocumentLogo } from '../branding/document-logo.ts';
+import { hasProviderPaymentId } from './payment-queries.ts';
 
 /**
  * What a payment receipt shows: the creditor (as it is when the receipt is made), the payer as printed on the
@@ -61,7 +62,7 @@ export async function loadReceiptView(sql: Queryable, keyring: Keyring, paymentI
         amountOere: p.amount_oere,
         paymentDate: p.payment_date,
         source: p.source,
-        providerPaymentId: p.source === 'manual' ? null : p.booking_key,
+        providerPaymentId: hasProviderPaymentId(p.source) ? p.booking_key : null,
         outcome: p.outcome,
         surplusOere: p.surplus_oere,
       },

@@ -20,6 +20,7 @@ import { customerBody, openBenchDatabase, prepare, type BenchDatabase, type Seed
 import { measure, sustained, type CpuProbe, type LoadSpec, type Measurement, type Window } from './load.ts';
 import { benchIssuing, formatIssuing, type IssuingFigures } from './issuing.ts';
 import { benchEInvoice, formatEInvoice, type EInvoiceFigures } from './einvoice.ts';
+import { benchStatement, formatStatement, type StatementFigures } from './statement.ts';
 import { benchWebhooks, formatWebhooks, type WebhookFigures } from './webhooks.ts';
 import { benchDunning, formatDunning, type DunningFigures } from './dunning.ts';
 import { benchSubscriptions, formatSubscriptions, type SubscriptionFigures } from './subscriptions.ts';
@@ -42,8 +43,8 @@ function intEnv(name: string, dflt: number, min = 0): number {
   return n;
 }
 
-type RouteId = 'h' | 's' | 's50' | 'i' | 'c0' | 'p0' | 'get' | 'getrl' | 'list' | 'post' | 'pay' | 'balance' | 'k0' | 'cases' | 'batch' | 'sustained' | 'issuing' | 'einvoice' | 'webhooks' | 'dunning' | 'subscriptions' | 'wake';
-const ROUTE_IDS: readonly RouteId[] = ['h', 's', 's50', 'i', 'c0', 'p0', 'get', 'getrl', 'list', 'post', 'pay', 'balance', 'k0', 'cases', 'batch', 'sustained', 'issuing', 'einvoice', 'webhooks', 'dunning', 'subscriptions', 'wake'];
+type RouteId = 'h' | 's' | 's50' | 'i' | 'c0' | 'p0' | 'get' | 'getrl' | 'list' | 'post' | 'pay' | 'balance' | 'k0' | 'cases' | 'batch' | 'sustained' | 'issuing' | 'einvoice' | 'statement' | 'webhooks' | 'dunning' | 'subscriptions' | 'wake';
+const ROUTE_IDS: readonly RouteId[] = ['h', 's', 's50', 'i', 'c0', 'p0', 'get', 'getrl', 'list', 'post', 'pay', 'balance', 'k0', 'cases', 'batch', 'sustained', 'issuing', 'einvoice', 'statement', 'webhooks', 'dunning', 'subscriptions', 'wake'];
 /** Each diagnostic floor, the route it bounds and the baseline that route's target is measured against. */
 const FLOORS: readonly { route: RouteId; floor: RouteId; baseline: RouteId; what: string }[] = [
   { route: 'list', floor: 's50', baseline: 's', what: 'the same page query, mapped and serialised, without decryption, auth or response schema' },
@@ -782,6 +783,21 @@ async function main(): Promise<number> {
     console.log(formatEInvoice(einvoice));
   }
 
+  // Bank statements: one camt.053 import matching and booking its entries, against the payment route's own rate, on a
+  // database of its own (its thousands of open invoices would change what the other stages' reads cost).
+  let statement: StatementFigures | undefined;
+  if (wanted('statement')) {
+    statement = await benchStatement(await database.sibling('statement'), keyring, {
+      entries: intEnv('BENCH_STATEMENT_ENTRIES', 10_000, 10),
+      routeInvoices: intEnv('BENCH_STATEMENT_ROUTE_INVOICES', 2000, 10),
+      concurrency: intEnv('BENCH_STATEMENT_CONCURRENCY', 10, 1),
+      poolMax: settings.poolMax,
+      log,
+    });
+    console.log('');
+    console.log(formatStatement(statement));
+  }
+
   // Webhook fan-out: committed events to local receivers through the relay, Restate and the delivery objects.
   let webhooks: WebhookFigures | undefined;
   if (wanted('webhooks')) {
@@ -886,6 +902,7 @@ async function main(): Promise<number> {
     redisLimiter,
     issuing,
     einvoice,
+    statement,
     webhooks,
     dunning,
     subscriptions,

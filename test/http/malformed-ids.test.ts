@@ -27,6 +27,7 @@ const BODIES: Record<string, unknown> = {
   'POST /v1/invoices/:invoiceId/payments': { amountOere: 100, paymentDate: '2026-01-01' },
   'POST /v1/reminder-flows/:flowKey/versions/:version/activate': { active: true },
   'PATCH /v1/members/:userId': { role: 'admin' },
+  'POST /v1/bank-statement-entries/:entryId/match': { invoiceId: uuidv7() },
 };
 
 const paramNames = (url: string): string[] => [...url.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]!);

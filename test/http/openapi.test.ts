@@ -120,7 +120,8 @@ describe('OpenAPI document and docs page', () => {
     for (const { method, path, op } of operations(doc)) {
       const { requestBody, ...rest } = op;
       walk(rest, `${method} ${path}`, false);
-      if (requestBody) walk(requestBody.content['application/json'].schema, `${method} ${path} body`, true);
+      // A request body is JSON, or (a bank statement) XML.
+      for (const [type, content] of Object.entries((requestBody?.content ?? {}) as Record<string, { schema: unknown }>)) walk(content.schema, `${method} ${path} body ${type}`, true);
     }
     assert.deepEqual(inline, []);
     const get = doc.paths['/v1/invoices/{invoiceId}'].get;

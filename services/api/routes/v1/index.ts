@@ -28,6 +28,7 @@ import { settlementRoutes } from './settlements.ts';
 import { paymentDomainRoutes } from './payment-domain.ts';
 import { customerPortalRoutes } from './customer-portal.ts';
 import { startLinkRoutes } from './start-links.ts';
+import { bankStatementRoutes } from './bank-statements.ts';
 
 export function registerV1Routes(app: FastifyInstance, deps: AppDeps): void {
   discoveryRoutes(app);
@@ -58,4 +59,5 @@ export function registerV1Routes(app: FastifyInstance, deps: AppDeps): void {
   paymentDomainRoutes(app, deps);
   customerPortalRoutes(app, deps);
   startLinkRoutes(app, deps);
+  bankStatementRoutes(app, deps);
 }
