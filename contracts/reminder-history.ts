@@ -8,6 +8,8 @@ export const ReminderHistoryItem = Type.Object(
     type: Type.Union([Type.Literal('payment_reminder'), Type.Literal('reminder')], { description: '`payment_reminder` is the free reminder before the fee-bearing ones' }),
     reminderNumber: Nullable(Type.Integer({ minimum: 1, maximum: 3, description: 'null for a payment reminder' })),
     feeOere: Type.Integer({ minimum: 0, maximum: 10_000, description: 'The fee this reminder added to the balance (0 when the law allowed none)' }),
+    interestOere: Type.Integer({ minimum: 0, description: 'Late-payment interest posted at this step (0 while the organisation charges none)' }),
+    compensationOere: Type.Integer({ minimum: 0, description: 'The 310 kr compensation charged at this step (31000 on the first step of a business customer’s arrears when charged; else 0)' }),
     channel: Nullable(Type.Union([Type.Literal('email'), Type.Literal('letter')], { description: 'null when there was no way to reach the customer' })),
     status: Type.Union([Type.Literal('sent'), Type.Literal('failed')]),
     failureCode: Nullable(Type.String({ description: 'Why it failed: customer_email_missing, customer_address_missing, mail_rejected, …; null when sent' })),

@@ -41,13 +41,21 @@ const settingsFields = {
     description: 'Days after the due date of the payment reminder; when enabled, fewer than the first cadence step’s',
   }),
   letterFallback: Type.Boolean({ description: 'A physical letter when the customer has no e-mail address' }),
+  lateInterest: Type.Optional(
+    Type.Union([Type.Literal('none'), Type.Literal('statutory')], {
+      description: 'Late-payment interest (renteloven §§ 3 and 5): `statutory` accrues the reference rate + 8 percentage points and posts it at each reminder step, hand-over and settlement. Absent: `none`',
+    }),
+  ),
+  compensation: Type.Optional(
+    Type.Boolean({ description: 'The 310 kr compensation (renteloven § 9 a, stk. 3) on company customers, once per continuous arrears. Absent: false' }),
+  ),
 };
 
 export const ReminderSettingsReplace = Type.Object(settingsFields, {
   additionalProperties: false,
   title: 'ReminderSettingsReplace',
   description:
-    'Full replacement: all seven fields, no others. paymentReminderEnabled with paymentReminderDays not before the ' +
+    'Full replacement: the seven plan fields, and `lateInterest` and `compensation` (absent: `none` and false), no others. paymentReminderEnabled with paymentReminderDays not before the ' +
     'first cadence step is 422 invalid_reminder_settings.',
 });
 export type ReminderSettingsReplace = Static<typeof ReminderSettingsReplace>;
@@ -62,6 +70,8 @@ export const ReminderSettingsView = Type.Object(
     paymentReminderEnabled: Type.Boolean(),
     paymentReminderDays: Type.Integer(),
     letterFallback: Type.Boolean(),
+    lateInterest: Type.Union([Type.Literal('none'), Type.Literal('statutory')]),
+    compensation: Type.Boolean(),
   },
   { title: 'ReminderSettings', description: 'The organisation’s reminder settings, defaults filled in' },
 );

@@ -2605,6 +2605,10 @@ export interface components {
             reminderNumber: number | null;
             /** @description The fee this reminder added to the balance (0 when the law allowed none) */
             feeOere: number;
+            /** @description Late-payment interest posted at this step (0 while the organisation charges none) */
+            interestOere: number;
+            /** @description The 310 kr compensation charged at this step (31000 on the first step of a business customer’s arrears when charged; else 0) */
+            compensationOere: number;
             channel: ("email" | "letter") | null;
             status: "sent" | "failed";
             failureCode: string | null;
@@ -2640,6 +2644,8 @@ export interface components {
             paymentReminderEnabled: boolean;
             paymentReminderDays: number;
             letterFallback: boolean;
+            lateInterest: "none" | "statutory";
+            compensation: boolean;
         };
         /** Role */
         Role: {
@@ -8335,7 +8341,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Full replacement: all seven fields, no others. paymentReminderEnabled with paymentReminderDays not before the first cadence step is 422 invalid_reminder_settings. */
+        /** @description Full replacement: the seven plan fields, and `lateInterest` and `compensation` (absent: `none` and false), no others. paymentReminderEnabled with paymentReminderDays not before the first cadence step is 422 invalid_reminder_settings. */
         requestBody: {
             content: {
                 "application/json": {
@@ -8352,6 +8358,10 @@ export interface operations {
                     paymentReminderDays: number;
                     /** @description A physical letter when the customer has no e-mail address */
                     letterFallback: boolean;
+                    /** @description Late-payment interest (renteloven §§ 3 and 5): `statutory` accrues the reference rate + 8 percentage points and posts it at each reminder step, hand-over and settlement. Absent: `none` */
+                    lateInterest?: "none" | "statutory";
+                    /** @description The 310 kr compensation (renteloven § 9 a, stk. 3) on company customers, once per continuous arrears. Absent: false */
+                    compensation?: boolean;
                 };
             };
         };

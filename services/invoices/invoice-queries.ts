@@ -31,6 +31,8 @@ export interface InvoiceRow {
   buyer_reference: string | null;
   order_reference: string | null;
   fik_payment_id: string | null;
+  /** The last day late-payment interest has been posted through; null before the first posting. */
+  interest_posted_through: string | null;
   fik_creditor_number: string | null;
   message: string | null;
   heading: string | null;
@@ -99,7 +101,7 @@ export const invoiceSelect = (sql: Queryable) => {
   i.net_oere, i.vat_oere, i.gross_oere,
   ${t.paid}::bigint AS paid_oere, ${t.credited}::bigint AS credited_oere, ${t.fees}::bigint AS fees_oere, ${feesOfKind(sql, 'interest')}::bigint AS interest_oere,
   ${feesOfKind(sql, 'compensation')}::bigint AS compensation_oere,
-  i.customer_reference, i.sender_reference, i.buyer_reference, i.order_reference, i.fik_payment_id, i.fik_creditor_number, i.message, i.heading, i.external_reference, i.metadata,
+  i.customer_reference, i.sender_reference, i.buyer_reference, i.order_reference, i.fik_payment_id, i.fik_creditor_number, i.interest_posted_through::text AS interest_posted_through, i.message, i.heading, i.external_reference, i.metadata,
   i.credits_invoice_id, i.subscription_id, i.period_start, i.period_end, i.document_sha256, i.created_at, i.updated_at, i.issued_at, i.sent_at,
   -- Lines in the same statement as the header, so a reader never pairs a header with another version's lines.
   (SELECT coalesce(json_agg(json_build_object(

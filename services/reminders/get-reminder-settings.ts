@@ -2,7 +2,7 @@ import type { ReminderSettingsView } from '../../contracts/reminders.ts';
 import type { Queryable } from '../shared/db.ts';
 import { effectiveFee, loadReminderSettings, type ReminderSettings } from './reminder-settings.ts';
 
-/** The settings as the API shows them: the seven fields with the fee a reminder actually carries beside them. */
+/** The settings as the API shows them: the nine fields with the fee a reminder actually carries beside them. */
 export function reminderSettingsView(s: ReminderSettings): ReminderSettingsView {
   return {
     maxReminders: s.maxReminders,
@@ -13,6 +13,8 @@ export function reminderSettingsView(s: ReminderSettings): ReminderSettingsView 
     paymentReminderEnabled: s.paymentReminderEnabled,
     paymentReminderDays: s.paymentReminderDays,
     letterFallback: s.letterFallback,
+    lateInterest: s.lateInterest,
+    compensation: s.compensation,
   };
 }
 

@@ -1,3 +1,4 @@
+import { reminderCharges } from './reminder-charges.ts';
 import type { ReminderHistoryItem } from '../../contracts/reminder-history.ts';
 import type { Queryable } from '../shared/db.ts';
 import { DomainError, notFound } from '../shared/errors.ts';
@@ -25,6 +26,8 @@ export async function listReminders(
       type: 'payment_reminder' | 'reminder';
       reminder_number: number | null;
       fee_oere: number;
+      interest_oere: number;
+      compensation_oere: number;
       channel: 'email' | 'letter' | null;
       status: 'sent' | 'failed';
       failure_code: string | null;
@@ -34,7 +37,7 @@ export async function listReminders(
       sent_at: Date;
     }[]
   >`
-    SELECT id, type, reminder_number, fee_oere, channel, status, failure_code, demand_letter, deadline::text AS deadline, source, sent_at
+    SELECT id, type, reminder_number, fee_oere, interest_oere::float8 AS interest_oere, compensation_oere::float8 AS compensation_oere, channel, status, failure_code, demand_letter, deadline::text AS deadline, source, sent_at
     FROM reminders WHERE organization_id = ${organizationId} AND invoice_id = ${invoiceId}
     ORDER BY sent_on, id`;
   return {
@@ -42,7 +45,7 @@ export async function listReminders(
       id: r.id,
       type: r.type,
       reminderNumber: r.reminder_number,
-      feeOere: r.fee_oere,
+      ...reminderCharges(r),
       channel: r.channel,
       status: r.status,
       failureCode: r.failure_code,

@@ -10,6 +10,8 @@ interface ReminderRow {
   type: 'payment_reminder' | 'reminder';
   reminder_number: number | null;
   fee_oere: number;
+  interest_oere: number;
+  compensation_oere: number;
   demand_letter: boolean;
   channel: 'email' | 'letter' | null;
   deadline: string;
@@ -25,7 +27,7 @@ interface ReminderRow {
  */
 export async function recordReminderEvent(sql: Queryable, reminderId: string, outcome: 'sent' | 'failed'): Promise<void> {
   const [r] = await sql<ReminderRow[]>`
-    SELECT organization_id, invoice_id, customer_id, type, reminder_number, fee_oere, demand_letter, channel, deadline::text AS deadline, failure_code
+    SELECT organization_id, invoice_id, customer_id, type, reminder_number, fee_oere, interest_oere::float8 AS interest_oere, compensation_oere::float8 AS compensation_oere, demand_letter, channel, deadline::text AS deadline, failure_code
     FROM reminders WHERE id = ${reminderId}`;
   if (!r) throw new Error(`reminder ${reminderId} does not exist`);
   const data: ReminderEventData = {

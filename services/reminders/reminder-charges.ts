@@ -1,9 +1,7 @@
 /**
  * What one reminder charges the debtor, as every report of it states it (the reminder events, contracts/event-catalogue.ts
- * ReminderEventData): its fee, and the late-payment interest and the fixed compensation it claims.
- *
- * Late-payment interest (Renteloven) and the fixed 310 kr. compensation between businesses are not charged yet: both
- * are 0 here, the one place that work fills in, so every report of a reminder follows it.
+ * ReminderEventData, and the reminder history): its fee, the late-payment interest posted at its step, and the fixed
+ * compensation it claimed (take-reminder.ts writes all three on the reminder's row).
  */
 export interface ReminderCharges {
   feeOere: number;
@@ -11,8 +9,8 @@ export interface ReminderCharges {
   compensationOere: number;
 }
 
-export const reminderCharges = (reminder: { fee_oere: number }): ReminderCharges => ({
+export const reminderCharges = (reminder: { fee_oere: number; interest_oere: number | string; compensation_oere: number | string }): ReminderCharges => ({
   feeOere: reminder.fee_oere,
-  interestOere: 0,
-  compensationOere: 0,
+  interestOere: Number(reminder.interest_oere),
+  compensationOere: Number(reminder.compensation_oere),
 });

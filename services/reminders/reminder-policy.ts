@@ -1,5 +1,6 @@
 import {
   FEE_REMINDERS_PER_ARREARS,
+  COMPENSATION_OERE,
   FEE_REMINDERS_PER_INVOICE,
   handOverDay,
   isTimeBarred,
@@ -382,4 +383,22 @@ export function arrearsStart(intervals: readonly OverdueInterval[], on: string):
     else covering = null;
   }
   return covering;
+}
+
+/**
+ * Renteloven § 9 a, stk. 3: whether a reminder step charges the fixed 310 kr compensation (docs/reminders.md,
+ * "Compensation"). Only when the organisation charges it, only from a business (a company customer, never a person),
+ * only on the first reminder step of the customer's current continuous arrears (automatic or manual, with a fee or
+ * without; a new arrears may charge it again), and never on a time-barred claim. No VAT.
+ */
+export function compensationDue(f: {
+  enabled: boolean;
+  customerType: 'company' | 'person';
+  /** Reminder steps already taken for the customer in the continuous arrears containing this step's date. */
+  earlierStepsInArrears: number;
+  dueDate: string;
+  on: string;
+}): number {
+  if (!f.enabled || f.customerType !== 'company' || f.earlierStepsInArrears > 0 || isTimeBarred(f.dueDate, f.on)) return 0;
+  return COMPENSATION_OERE;
 }

@@ -14,6 +14,10 @@ export interface ReminderSettings {
   paymentReminderEnabled: boolean;
   paymentReminderDays: number;
   letterFallback: boolean;
+  /** Late-payment interest (renteloven §§ 3 and 5): `statutory` posts it at each step, hand-over and settlement. */
+  lateInterest: 'none' | 'statutory';
+  /** The 310 kr compensation (renteloven § 9 a, stk. 3) for company customers, once per continuous arrears. */
+  compensation: boolean;
 }
 
 /** An organisation without a row in reminder_settings has these (frozen: take a copy to change one). */
@@ -29,6 +33,8 @@ export const DEFAULT_REMINDER_SETTINGS: ReminderSettings = Object.freeze({
   paymentReminderEnabled: false,
   paymentReminderDays: 3,
   letterFallback: false,
+  lateInterest: 'none',
+  compensation: false,
 });
 
 /** The fee a fee-bearing reminder carries: the organisation's own, or the statutory cap (a null `feeOere`). */
@@ -42,6 +48,8 @@ interface ReminderSettingsRow {
   payment_reminder_enabled: boolean;
   payment_reminder_days: number;
   letter_fallback: boolean;
+  late_interest: 'none' | 'statutory';
+  compensation: boolean;
 }
 
 /**
@@ -51,7 +59,7 @@ interface ReminderSettingsRow {
 export async function loadReminderSettings(sql: Queryable, organizationId: string): Promise<ReminderSettings> {
   const [row] = await sql<ReminderSettingsRow[]>`
     SELECT max_reminders, fee_oere, cadence_days, auto_collections, payment_reminder_enabled, payment_reminder_days,
-           letter_fallback
+           letter_fallback, late_interest, compensation
     FROM reminder_settings WHERE organization_id = ${organizationId}`;
   if (!row) {
     const d = DEFAULT_REMINDER_SETTINGS;
@@ -66,5 +74,7 @@ export async function loadReminderSettings(sql: Queryable, organizationId: strin
     paymentReminderEnabled: row.payment_reminder_enabled,
     paymentReminderDays: row.payment_reminder_days,
     letterFallback: row.letter_fallback,
+    lateInterest: row.late_interest,
+    compensation: row.compensation,
   };
 }

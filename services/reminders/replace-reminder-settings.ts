@@ -53,13 +53,15 @@ export async function replaceReminderSettings(tx: Tx, organizationId: string, bo
     paymentReminderEnabled: body.paymentReminderEnabled,
     paymentReminderDays: body.paymentReminderDays,
     letterFallback: body.letterFallback,
+    lateInterest: body.lateInterest ?? 'none',
+    compensation: body.compensation ?? false,
   };
   const days = settings.cadence.map((step) => step.daysAfterDue);
   await tx`
     INSERT INTO reminder_settings (organization_id, max_reminders, fee_oere, cadence_days, auto_collections,
-                                   payment_reminder_enabled, payment_reminder_days, letter_fallback, updated_at)
+                                   payment_reminder_enabled, payment_reminder_days, letter_fallback, late_interest, compensation, updated_at)
     VALUES (${organizationId}, ${settings.maxReminders}, ${settings.feeOere}, ${days}::integer[], ${settings.autoCollections},
-            ${settings.paymentReminderEnabled}, ${settings.paymentReminderDays}, ${settings.letterFallback}, now())
+            ${settings.paymentReminderEnabled}, ${settings.paymentReminderDays}, ${settings.letterFallback}, ${settings.lateInterest}, ${settings.compensation}, now())
     ON CONFLICT (organization_id) DO UPDATE SET
       max_reminders = EXCLUDED.max_reminders,
       fee_oere = EXCLUDED.fee_oere,
@@ -68,6 +70,8 @@ export async function replaceReminderSettings(tx: Tx, organizationId: string, bo
       payment_reminder_enabled = EXCLUDED.payment_reminder_enabled,
       payment_reminder_days = EXCLUDED.payment_reminder_days,
       letter_fallback = EXCLUDED.letter_fallback,
+      late_interest = EXCLUDED.late_interest,
+      compensation = EXCLUDED.compensation,
       updated_at = now()`;
   // What was written is exactly the body: the answer is the body with the fee it means.
   return reminderSettingsView(settings);

@@ -13,21 +13,25 @@ import { initialReminderStatus, REMINDER_LIFECYCLE } from './reminder-lifecycle.
 import { recordReminderEvent } from './record-reminder-event.ts';
 import { stepInstant, type DunningContext } from './dunning-context.ts';
 import type { Rule } from '../law/danish-law.ts';
-import { arrearsStart, decideFee, feeRule, type OverdueInterval, PLAN_RULES, planReminderCount, stepRule } from './reminder-policy.ts';
+import { postInterest } from '../interest/post-interest.ts';
+import { arrearsStart, compensationDue, decideFee, feeRule, type OverdueInterval, PLAN_RULES, planReminderCount, stepRule } from './reminder-policy.ts';
 
-/** Fee-bearing reminders sent to the invoice's customer since their continuous arrears containing `on` began. */
-async function arrearsFeeReminders(sql: Queryable, ctx: DunningContext, on: string): Promise<number> {
+/**
+ * The reminders sent to the invoice's customer since their continuous arrears containing `on` began: those with a fee
+ * (the three-fee cap per arrears) and all of them (the compensation comes with the arrears' first step).
+ */
+async function arrearsReminders(sql: Queryable, ctx: DunningContext, on: string): Promise<{ feeBearing: number; all: number }> {
   const intervals = await sql<OverdueInterval[]>`
     SELECT (due_date + 1)::text AS from, settled_on::text AS until FROM invoices
     WHERE organization_id = ${ctx.organizationId} AND customer_id = ${ctx.invoice.customer_id} AND type = 'invoice'
       AND due_date IS NOT NULL AND due_date < ${on}::date AND status NOT IN ${INVOICE_LIFECYCLE.in(sql, UNISSUED_STATUSES)}`;
   const start = arrearsStart(intervals, on);
-  if (start === null) return 0;
-  const [row] = await sql<{ n: number }[]>`
-    SELECT count(*)::int AS n FROM reminders
-    WHERE organization_id = ${ctx.organizationId} AND customer_id = ${ctx.invoice.customer_id} AND fee_oere > 0
+  if (start === null) return { feeBearing: 0, all: 0 };
+  const [row] = await sql<{ fee_bearing: number; all: number }[]>`
+    SELECT (count(*) FILTER (WHERE fee_oere > 0))::int AS fee_bearing, count(*)::int AS all FROM reminders
+    WHERE organization_id = ${ctx.organizationId} AND customer_id = ${ctx.invoice.customer_id}
       AND sent_on >= ${start}::date AND sent_on <= ${on}::date`;
-  return row!.n;
+  return { feeBearing: row!.fee_bearing, all: row!.all };
 }
 
 export interface TakenStep {
@@ -66,9 +70,10 @@ export async function takeReminder(
   const rule = stepRule(ctx.plan, step);
   const channel = chooseChannel(ctx, rule.channel);
   // A step that cannot be delivered still counts as taken, but charges nothing.
+  const arrears = await arrearsReminders(sql, ctx, step.sentOn);
   const decision =
     step.type === 'reminder' && channel.channel !== null
-      ? decideFee({ effectiveFeeOere: rule.feeOere, dueDate: ctx.facts.dueDate, taken: ctx.facts.taken, arrearsFeeReminders: await arrearsFeeReminders(sql, ctx, step.sentOn) }, step.sentOn)
+      ? decideFee({ effectiveFeeOere: rule.feeOere, dueDate: ctx.facts.dueDate, taken: ctx.facts.taken, arrearsFeeReminders: arrears.feeBearing }, step.sentOn)
       : null;
   const fee = decision?.feeOere ?? 0;
   const why = decision ? feeRule(decision) : step.type === 'payment_reminder' ? PLAN_RULES.paymentReminderFree : PLAN_RULES.undeliverable;
@@ -81,14 +86,27 @@ export async function takeReminder(
       INSERT INTO invoice_fees (id, organization_id, invoice_id, customer_id, kind, amount_oere)
       VALUES (${feeId}, ${org}, ${invoice.id}, ${invoice.customer_id}, 'reminder', ${fee})`;
   }
+  // What the law adds to the claim at this step (docs/reminders.md, "Interest" and "Compensation"): the interest
+  // accrued up to the step's date, and the 310 kr compensation on the first step of a business customer's arrears.
+  const interest =
+    ctx.settings.lateInterest === 'statutory'
+      ? await postInterest(sql, { organizationId: org, invoiceId: invoice.id, customerId: invoice.customer_id, dueDate: ctx.facts.dueDate, grossOere: invoice.gross_oere, postedThrough: invoice.interest_posted_through }, step.sentOn, sentAt)
+      : { totalOere: 0 };
+  const compensation = compensationDue({ enabled: ctx.settings.compensation, customerType: ctx.customer.type, earlierStepsInArrears: arrears.all, dueDate: ctx.facts.dueDate, on: step.sentOn });
+  if (compensation > 0) {
+    await sql`
+      INSERT INTO invoice_fees (id, organization_id, invoice_id, customer_id, kind, amount_oere)
+      VALUES (${uuidv7()}, ${org}, ${invoice.id}, ${invoice.customer_id}, 'compensation', ${compensation})`;
+    await recordTimeline(sql, org, invoice.id, 'compensation', { amountOere: compensation, reminderId: id }, sentAt);
+  }
   const status = initialReminderStatus(channel.channel !== null);
   await sql`
     INSERT INTO reminders (id, organization_id, invoice_id, customer_id, type, reminder_number, fee_oere, fee_id, channel, status,
-                           failure_code, demand_letter, source, sent_on, sent_at, deadline, delivery, logo_sha256)
+                           failure_code, demand_letter, source, sent_on, sent_at, deadline, delivery, logo_sha256, interest_oere, compensation_oere)
     VALUES (${id}, ${org}, ${invoice.id}, ${invoice.customer_id}, ${step.type}, ${step.reminderNumber}, ${fee}, ${feeId},
             ${channel.channel}, ${status}, ${channel.channel === null ? channel.failureCode : null}, ${step.demandLetter},
             ${step.source}, ${step.sentOn}::date, ${sentAt}, ${paakravDeadline(step.sentOn)}::date,
-            ${initialReminderDelivery(channel.channel !== null)}, ${lightLogoNow(sql, org)})`;
+            ${initialReminderDelivery(channel.channel !== null)}, ${lightLogoNow(sql, org)}, ${interest.totalOere}, ${compensation})`;
   await recordTimeline(sql, org, invoice.id, 'reminder', {
     reminderId: id,
     type: step.type,
@@ -108,7 +126,7 @@ export async function takeReminder(
         invoiceId: invoice.id,
         number: invoice.number!,
         dueDate: ctx.facts.dueDate,
-        balanceOere: rowBalanceOere({ ...invoice, fees_oere: invoice.fees_oere + fee }),
+        balanceOere: rowBalanceOere({ ...invoice, fees_oere: invoice.fees_oere + fee + interest.totalOere + compensation }),
         reminderId: id,
         externalReference: invoice.external_reference,
       },
@@ -124,6 +142,6 @@ export async function takeReminder(
     if (marked) await recordTimeline(sql, org, invoice.id, 'collections_ready', { reminderId: id }, sentAt);
   }
   // A fee moves what the customer owes overdue: announce a past-due transition it causes, in this transaction.
-  if (fee > 0) await reconcilePastDue(sql, org, ctx.today, [invoice.customer_id]);
+  if (fee + interest.totalOere + compensation > 0) await reconcilePastDue(sql, org, ctx.today, [invoice.customer_id]);
   return { reminderId: id, type: step.type, reminderNumber: step.reminderNumber, feeOere: fee, channel: channel.channel, status, collectionsReady, feeRule: why };
 }

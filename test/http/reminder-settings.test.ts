@@ -10,6 +10,8 @@ interface DbSettings {
   payment_reminder_enabled: boolean;
   payment_reminder_days: number;
   letter_fallback: boolean;
+  late_interest: string;
+  compensation: boolean;
   updated_at: Date;
 }
 
@@ -17,7 +19,7 @@ async function dbSettings(organizationId: string): Promise<DbSettings | undefine
   const { db } = testDb();
   const [row] = await db.sql<DbSettings[]>`
     SELECT max_reminders, fee_oere, cadence_days, auto_collections, payment_reminder_enabled, payment_reminder_days,
-           letter_fallback, updated_at
+           letter_fallback, late_interest, compensation, updated_at
     FROM reminder_settings WHERE organization_id = ${organizationId}`;
   return row;
 }
@@ -44,8 +46,10 @@ const DEFAULTS = {
   paymentReminderEnabled: false,
   paymentReminderDays: 3,
   letterFallback: false,
+  lateInterest: 'none',
+  compensation: false,
 };
-/** The defaults as a PUT body: the seven fields. */
+/** The defaults as a PUT body: the nine fields. */
 const { effectiveFeeOere: _effective, ...defaultsBody } = DEFAULTS;
 
 /** A valid body that differs from the defaults in every field. */
@@ -61,6 +65,8 @@ const custom = {
   paymentReminderEnabled: true,
   paymentReminderDays: 5,
   letterFallback: true,
+  lateInterest: 'statutory',
+  compensation: true,
 };
 
 const cadence = (...days: number[]) => days.map((daysAfterDue, i) => ({ reminderNumber: i + 1, daysAfterDue }));
@@ -136,6 +142,8 @@ describe('Reminder settings', () => {
         payment_reminder_enabled: true,
         payment_reminder_days: 5,
         letter_fallback: true,
+        late_interest: 'statutory',
+        compensation: true,
         updated_at: undefined,
       });
       assert.ok(row.updated_at instanceof Date);
@@ -170,6 +178,17 @@ describe('Reminder settings', () => {
         assert.equal(res.status, 200, res.raw);
         assert.deepEqual(res.body.data, { ...body, effectiveFeeOere: body.feeOere });
       }
+    });
+
+    it('a body of the seven plan fields alone is valid and switches interest and compensation off', async () => {
+      const o = await createTestOrg();
+      assert.equal((await put(custom, o)).status, 200);
+      const { lateInterest: _l, compensation: _c, ...seven } = custom;
+      const res = await put(seven, o);
+      assert.equal(res.status, 200, res.raw);
+      assert.deepEqual([res.body.data.lateInterest, res.body.data.compensation], ['none', false]);
+      const row = await dbSettings(o.organizationId);
+      assert.deepEqual([row!.late_interest, row!.compensation], ['none', false]);
     });
 
     it('keeps organisations apart: one organisation’s PUT changes nothing for another', async () => {
@@ -259,6 +278,8 @@ describe('Reminder settings', () => {
         { path: '/paymentReminderDays', message: 'is required' },
         { path: '/letterFallback', message: 'is required' },
       ]],
+      ['lateInterest of another value', { ...custom, lateInterest: 'contractual' }, [{ path: '/lateInterest', message: 'must be one of: none, statutory' }]],
+      ['compensation as text', { ...custom, compensation: 'yes' }, [{ path: '/compensation', message: 'must be boolean' }]],
       ['effectiveFeeOere (read-only)', { ...custom, effectiveFeeOere: 7000 }, [{ path: '/effectiveFeeOere', message: 'is not an allowed property' }]],
       ['an unknown field', { ...custom, interestBps: 800 }, [{ path: '/interestBps', message: 'is not an allowed property' }]],
       ['an unknown field in a cadence item', { ...custom, cadence: [{ ...custom.cadence[0], fee: 1 }, ...custom.cadence.slice(1)] },

@@ -233,7 +233,7 @@ describe('Reminder history and ad-hoc reminders', () => {
       assert.equal(history.body.data.length, 1);
       const item = history.body.data[0];
       assert.deepEqual(item, {
-        id: item.id, type: 'reminder', reminderNumber: 1, feeOere: 10_000, channel: 'email', status: 'sent', failureCode: null,
+        id: item.id, type: 'reminder', reminderNumber: 1, feeOere: 10_000, interestOere: 0, compensationOere: 0, channel: 'email', status: 'sent', failureCode: null,
         demandLetter: false, deadline: addDays(day, 10), source: 'manual', sentAt: item.sentAt,
       });
       const clockNow = Date.parse((await call(t.app, 'GET', '/v1/test-clock', { key: c.org.apiKey })).body.data.now);
@@ -494,7 +494,7 @@ describe('Reminder history and ad-hoc reminders', () => {
         assert.deepEqual(res.body, { data: { reminderNumber: 1, feeOere: 10_000, collectionsReady: false }, meta: {} });
         const [item] = (await list(c)).body.data;
         assert.deepEqual(item, {
-          id: item.id, type: 'reminder', reminderNumber: 1, feeOere: 10_000, channel: 'letter', status: 'sent', failureCode: null,
+          id: item.id, type: 'reminder', reminderNumber: 1, feeOere: 10_000, interestOere: 0, compensationOere: 0, channel: 'letter', status: 'sent', failureCode: null,
           demandLetter: false, deadline: addDays(day, 10), source: 'manual', sentAt: item.sentAt,
         });
         assert.deepEqual((await dbReminders(c)).map((r) => [r.channel, r.delivery]), [['letter', 'pending']]);

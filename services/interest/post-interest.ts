@@ -1,0 +1,67 @@
+import { INVOICE_LIFECYCLE, INVOICE_STATUS } from '../invoices/invoice-lifecycle.ts';
+import { recordTimeline } from '../invoices/record-timeline.ts';
+import type { Queryable } from '../shared/db.ts';
+import { uuidv7 } from '../shared/ids.ts';
+import { interestPieces, type InterestPiece, type PrincipalReduction } from '../reminders/interest-policy.ts';
+import { loadReferenceRates } from './reference-rates.ts';
+
+/** The invoice a posting is for, as its locked row was read. */
+export interface InterestClaim {
+  organizationId: string;
+  invoiceId: string;
+  customerId: string;
+  dueDate: string;
+  grossOere: number;
+  /** invoices.interest_posted_through as read under the lock. */
+  postedThrough: string | null;
+}
+
+export interface PostedInterest {
+  pieces: InterestPiece[];
+  totalOere: number;
+}
+
+/**
+ * Posts the late-payment interest accrued on an invoice since its last posting (or its due date) up to and including
+ * `through` (docs/reminders.md, "Interest"): a reminder step on its date, a hand-over on its date, the payment or
+ * credit note that clears the principal on its date. In the caller's transaction, with the invoice's row locked and
+ * the organisation's `lateInterest` already known to be `statutory`.
+ *
+ * Each half-year piece becomes a claim item (an `invoice_fees` row of kind `interest`, with its days, rate and the
+ * reference-rate row it was charged at) and an `interest_posted` timeline entry; the invoice remembers `through`, so
+ * the next posting starts the day after and no day is charged twice, whatever retries the caller's step sees (a
+ * repeated step finds the day posted and adds nothing). The rates read are held (KEY SHARE) until commit.
+ */
+export async function postInterest(sql: Queryable, claim: InterestClaim, through: string, at?: Date): Promise<PostedInterest> {
+  if (claim.postedThrough !== null && claim.postedThrough >= through) return { pieces: [], totalOere: 0 };
+  const [rates, reductions] = await Promise.all([loadReferenceRates(sql, { forPosting: true }), principalReductions(sql, claim)]);
+  const pieces = interestPieces({ dueDate: claim.dueDate, grossOere: claim.grossOere, reductions, postedThrough: claim.postedThrough }, rates, through);
+  for (const piece of pieces) {
+    await sql`
+      INSERT INTO invoice_fees (id, organization_id, invoice_id, customer_id, kind, amount_oere, interest_from, interest_to, rate_bp, rate_from)
+      VALUES (${uuidv7()}, ${claim.organizationId}, ${claim.invoiceId}, ${claim.customerId}, 'interest', ${piece.amountOere},
+              ${piece.fromDate}::date, ${piece.toDate}::date, ${piece.rateBp}, ${piece.rateFrom}::date)`;
+    await recordTimeline(sql, claim.organizationId, claim.invoiceId, 'interest_posted', {
+      amountOere: piece.amountOere,
+      fromDate: piece.fromDate,
+      toDate: piece.toDate,
+      rateBp: piece.rateBp,
+    }, at);
+  }
+  await sql`
+    UPDATE invoices SET interest_posted_through = ${through}::date
+    WHERE organization_id = ${claim.organizationId} AND id = ${claim.invoiceId}
+      AND (interest_posted_through IS NULL OR interest_posted_through < ${through}::date)`;
+  return { pieces, totalOere: pieces.reduce((sum, p) => sum + p.amountOere, 0) };
+}
+
+/** What lowered the invoice's principal, dated: its payments, and the credit note that credits it (on its issue date). */
+async function principalReductions(sql: Queryable, claim: InterestClaim): Promise<PrincipalReduction[]> {
+  return sql<PrincipalReduction[]>`
+    SELECT payment_date::text AS date, amount_oere::bigint::float8 AS "amountOere" FROM payments
+    WHERE organization_id = ${claim.organizationId} AND invoice_id = ${claim.invoiceId}
+    UNION ALL
+    SELECT issue_date::text, gross_oere::float8 FROM invoices
+    WHERE organization_id = ${claim.organizationId} AND credits_invoice_id = ${claim.invoiceId} AND issue_date IS NOT NULL
+      AND status NOT IN ${INVOICE_LIFECYCLE.in(sql, [INVOICE_STATUS.issuing])}`;
+}

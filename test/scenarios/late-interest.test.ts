@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import { addDays } from '../../services/shared/clock.ts';
+import { halfYearOf } from '../../services/law/danish-law.ts';
+import { call, testDb } from '../helpers/context.ts';
+import { reminderSettingsBody } from '../helpers/reminders.ts';
+import { startScenario, type Scenario } from '../helpers/scenario.ts';
+
+/**
+ * Late-payment interest and the 310 kr compensation at reminder steps, on a sandbox clock through the whole stack
+ * (docs/reminders.md, "Interest" and "Compensation"). The expected interest is worked out here by hand from the rule
+ * (principal × statutory rate × days / 365 per half-year piece, rounded half up), not by the service's own module.
+ */
+describe('scenario: late-payment interest and compensation at reminder steps', function () {
+  this.timeout(240_000);
+  let s: Scenario;
+  before(async () => {
+    s = await startScenario({ orgName: 'Renter ApS' });
+    const res = await call(s.api.app, 'PUT', '/v1/reminder-settings', { key: s.org.apiKey, body: reminderSettingsBody({ lateInterest: 'statutory', compensation: true }) });
+    assert.equal(res.status, 200, res.raw);
+    assert.deepEqual([res.body.data.lateInterest, res.body.data.compensation], ['statutory', true]);
+  });
+  after(async () => {
+    await s?.close();
+  });
+
+  /** The statutory rate of a day's half-year from the rates table (reference + 8 pp; the latest earlier half-year's when it has none). */
+  const rateOn = async (day: string): Promise<number> => {
+    const [r] = await testDb().db.sql<{ bp: number }[]>`
+      SELECT reference_rate_bp + 800 AS bp FROM reference_rates WHERE from_date <= ${halfYearOf(day)}::date ORDER BY from_date DESC LIMIT 1`;
+    return r!.bp;
+  };
+  /** Interest on a constant principal for the days after `from` up to and including `to`, each half-year rounded on its own. */
+  const byHand = async (principal: number, from: string, to: string): Promise<number> => {
+    const sums = new Map<string, bigint>();
+    for (let d = addDays(from, 1); d <= to; d = addDays(d, 1)) {
+      sums.set(halfYearOf(d), (sums.get(halfYearOf(d)) ?? 0n) + BigInt(principal) * BigInt(await rateOn(d)));
+    }
+    let total = 0;
+    for (const sum of sums.values()) total += Number((2n * sum + 3_650_000n) / 7_300_000n);
+    return total;
+  };
+  const history = async (id: string) =>
+    (await call(s.api.app, 'GET', `/v1/invoices/${id}/reminders`, { key: s.org.apiKey })).body.data as { reminderNumber: number; feeOere: number; interestOere: number; compensationOere: number; sentAt: string }[];
+
+  it('posts the interest accrued at each reminder step and charges the compensation once, on the first step of a business customer', async () => {
+    const customerId = await s.customer();
+    const inv = await s.issue({ customerId, paymentTermsDays: 14 });
+    const due = inv.dueDate;
+    await s.advance(14 + 30);
+    const steps = await history(inv.id);
+    const dates = [addDays(due, 7), addDays(due, 17), addDays(due, 27)];
+    const expected = [
+      await byHand(inv.grossOere, due, dates[0]!),
+      await byHand(inv.grossOere, dates[0]!, dates[1]!),
+      await byHand(inv.grossOere, dates[1]!, dates[2]!),
+    ];
+    assert.deepEqual(
+      steps.map((h) => [h.reminderNumber, h.feeOere, h.interestOere, h.compensationOere]),
+      [[1, 10_000, expected[0], 31_000], [2, 10_000, expected[1], 0], [3, 10_000, expected[2], 0]],
+    );
+    assert.ok(expected.every((e) => e > 0), `${expected}`);
+    const read = await s.invoice(inv.id);
+    const interest = expected.reduce((a, b) => a + b, 0);
+    assert.deepEqual([read.reminderFeeOere, read.interestOere, read.compensationOere, read.balanceOere], [30_000, interest, 31_000, inv.grossOere + 30_000 + 31_000 + interest]);
+    // One timeline entry per posted piece, each with its days and rate.
+    const timeline = (await call(s.api.app, 'GET', `/v1/invoices/${inv.id}/timeline`, { key: s.org.apiKey })).body.data as { code: string; data: { amountOere: number; fromDate: string; toDate: string; rateBp: number } }[];
+    const posted = timeline.filter((e) => e.code === 'interest_posted');
+    assert.equal(posted.reduce((sum, e) => sum + e.data.amountOere, 0), interest);
+    assert.equal(posted[0]!.data.fromDate, addDays(due, 1));
+    assert.equal(posted.at(-1)!.data.toDate, dates[2]);
+    assert.equal(timeline.filter((e) => e.code === 'compensation').length, 1);
+    // The reminder events carry the same amounts.
+    const events = (await call(s.api.app, 'GET', '/v1/events?limit=200', { key: s.org.apiKey })).body.data as { type: string; data: { invoiceId: string; interestOere: number; compensationOere: number } }[];
+    const sent = events.filter((e) => e.type === 'reminder.sent' && e.data.invoiceId === inv.id);
+    assert.deepEqual(sent.map((e) => [e.data.interestOere, e.data.compensationOere]), [[expected[0], 31_000], [expected[1], 0], [expected[2], 0]]);
+  });
+
+  it('a person is never charged the compensation; interest still accrues', async () => {
+    const customerId = await s.customer({ type: 'person', name: 'Jens Hansen', email: 'jens@example.dk' });
+    const inv = await s.issue({ customerId, paymentTermsDays: 14 });
+    await s.advance(14 + 8);
+    const [first] = await history(inv.id);
+    assert.deepEqual([first!.compensationOere, first!.interestOere], [0, await byHand(inv.grossOere, inv.dueDate, addDays(inv.dueDate, 7))]);
+  });
+
+  it('the compensation comes once per continuous arrears across invoices, and again in a new arrears', async () => {
+    const customerId = await s.customer({ type: 'company', name: 'Gentagen A/S', email: 'bogholderi@gentagen.dk' });
+    const a = await s.issue({ customerId, paymentTermsDays: 14 });
+    const b = await s.issue({ customerId, paymentTermsDays: 20 });
+    await s.advance(20 + 8);
+    const charged = async (id: string) => (await history(id)).map((h) => h.compensationOere);
+    // a's first reminder on day 21 opens the arrears and charges it; b's on day 27 is in the same arrears.
+    assert.deepEqual([await charged(a.id), await charged(b.id)], [[31_000], [0]]);
+    // Both paid in full: the arrears ends. A later invoice falling overdue starts a new one.
+    for (const inv of [a, b]) {
+      const now = await s.invoice(inv.id);
+      assert.equal((await s.pay(inv.id, now.balanceOere)).status, 201);
+    }
+    const c = await s.issue({ customerId, paymentTermsDays: 14 });
+    await s.advance(14 + 8);
+    assert.deepEqual(await charged(c.id), [31_000]);
+  });
+});
