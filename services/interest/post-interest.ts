@@ -1,4 +1,7 @@
+import { principalOutstandingOere } from '../invoices/invoice-balance.ts';
 import { INVOICE_LIFECYCLE, INVOICE_STATUS } from '../invoices/invoice-lifecycle.ts';
+import type { InvoiceRow } from '../invoices/invoice-queries.ts';
+import { loadReminderSettings } from '../reminders/reminder-settings.ts';
 import { recordTimeline } from '../invoices/record-timeline.ts';
 import type { Queryable } from '../shared/db.ts';
 import { uuidv7 } from '../shared/ids.ts';
@@ -64,4 +67,27 @@ async function principalReductions(sql: Queryable, claim: InterestClaim): Promis
     SELECT issue_date::text, gross_oere::float8 FROM invoices
     WHERE organization_id = ${claim.organizationId} AND credits_invoice_id = ${claim.invoiceId} AND issue_date IS NOT NULL
       AND status NOT IN ${INVOICE_LIFECYCLE.in(sql, [INVOICE_STATUS.issuing])}`;
+}
+
+/**
+ * The payment or credit note that clears an invoice's principal posts the interest accrued up to its date first
+ * (docs/reminders.md, "Interest"), so what it settles against includes it; later days accrue nothing (no principal).
+ * Only an overdue invoice of an organisation charging statutory interest, and only when `reducesByOere` reaches the
+ * principal outstanding. In the caller's transaction with the invoice's row locked; answers the interest posted.
+ */
+export async function postInterestOnSettlement(
+  sql: Queryable,
+  organizationId: string,
+  row: Pick<InvoiceRow, 'id' | 'type' | 'customer_id' | 'due_date' | 'gross_oere' | 'paid_oere' | 'credited_oere' | 'interest_posted_through'>,
+  on: string,
+  reducesByOere: number,
+  at?: Date,
+): Promise<number> {
+  if (row.type !== 'invoice' || row.due_date === null || on <= row.due_date) return 0;
+  const principal = principalOutstandingOere({ grossOere: row.gross_oere, paidOere: row.paid_oere, creditedOere: row.credited_oere });
+  if (principal === 0 || reducesByOere < principal) return 0;
+  const settings = await loadReminderSettings(sql, organizationId);
+  if (settings.lateInterest !== 'statutory') return 0;
+  const claim = { organizationId, invoiceId: row.id, customerId: row.customer_id, dueDate: row.due_date, grossOere: row.gross_oere, postedThrough: row.interest_posted_through };
+  return (await postInterest(sql, claim, on, at)).totalOere;
 }

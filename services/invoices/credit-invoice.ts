@@ -7,6 +7,7 @@ import { reconcilePastDue } from '../customers/past-due-transitions.ts';
 import { rowBalanceOere } from './invoice-balance.ts';
 import { findInvoiceRow, getInvoiceOrThrow, loadLines } from './invoice-queries.ts';
 import { loadBuyer, loadSeller } from './document-parties.ts';
+import { postInterestOnSettlement } from '../interest/post-interest.ts';
 import { documentView, takeNextNumber, type IssueDeps } from './issue-invoice.ts';
 import { recordTimeline } from './record-timeline.ts';
 import { assertSellerDetailsComplete } from '../organizations/seller-details.ts';
@@ -47,11 +48,14 @@ export async function creditInvoice(
   const [existing] = await sql`SELECT 1 FROM invoices WHERE organization_id = ${organizationId} AND credits_invoice_id = ${invoiceId}`;
   if (existing) throw notCreditable('This invoice has already been credited.');
 
+  const issueDate = await deps.clock.today(organizationId);
+  // A credit note clears the principal: the interest accrued up to its date is posted first (when the organisation
+  // charges it) and stays on the invoice like its fees.
+  await postInterestOnSettlement(sql, organizationId, original, issueDate, original.gross_oere);
   const seller = await loadSeller(sql, organizationId);
   // As for an issue: checked before the number is taken.
   assertSellerDetailsComplete(seller);
   const buyer = await loadBuyer(sql, deps.keyring, organizationId, original.customer_id);
-  const issueDate = await deps.clock.today(organizationId);
   const lines = (await loadLines(sql, [invoiceId])).get(invoiceId) ?? [];
   const number = await takeNextNumber(sql, organizationId);
   const view = documentView('creditNote', number, issueDate, null, seller, buyer, original, lines, {

@@ -10,6 +10,7 @@ import { invoiceSelect, toInvoice, type InvoiceRow } from '../invoices/invoice-q
 import { recordTimeline } from '../invoices/record-timeline.ts';
 import { INVOICE_STATUS, isIssued, transitionInvoice } from '../invoices/invoice-lifecycle.ts';
 import { recordCasePayment } from '../cases/take-due-case-step.ts';
+import { postInterestOnSettlement } from '../interest/post-interest.ts';
 import { settlePayment } from './payment-outcome.ts';
 import { findPaymentByBookingKey, PAYMENT_COLUMNS, toPayment, type PaymentRow } from './payment-queries.ts';
 
@@ -102,6 +103,13 @@ export async function bookPayment(
     });
   }
 
+  // The payment that clears the principal of an overdue invoice first posts the interest accrued up to its date (when
+  // the organisation charges it): the balance it settles against, and the invoice it answers with, include it.
+  const interestOere = await postInterestOnSettlement(sql, organizationId, row, paymentDate, input.amountOere, row.registered_at);
+  if (interestOere > 0) {
+    row.fees_oere += interestOere;
+    row.interest_oere += interestOere;
+  }
   const settlement = settlePayment(toInvoice(row).balanceOere, input.amountOere);
   // Registered at the moment read under the invoice's lock, on the database's clock like every other timestamp: the
   // id (time-ordered), createdAt and the timeline entry carry it, so lists newest first by id are newest first by

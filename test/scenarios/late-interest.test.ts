@@ -94,10 +94,41 @@ describe('scenario: late-payment interest and compensation at reminder steps', f
     // Both paid in full: the arrears ends. A later invoice falling overdue starts a new one.
     for (const inv of [a, b]) {
       const now = await s.invoice(inv.id);
-      assert.equal((await s.pay(inv.id, now.balanceOere)).status, 201);
+      // With what has accrued since the last step on top: a little more than the balance shown clears it.
+      assert.equal((await s.pay(inv.id, now.balanceOere + 10_000)).status, 201);
     }
     const c = await s.issue({ customerId, paymentTermsDays: 14 });
     await s.advance(14 + 8);
     assert.deepEqual(await charged(c.id), [31_000]);
+  });
+
+  it('the payment that clears the principal posts the interest up to its date first; a credit note likewise', async () => {
+    const customerId = await s.customer({ type: 'company', name: 'Betaler A/S', email: 'b@betaler.dk' });
+    const inv = await s.issue({ customerId, paymentTermsDays: 14 });
+    await s.advance(14 + 10);
+    const today = await s.today();
+    const before = await s.invoice(inv.id);
+    const paid = await s.pay(inv.id, inv.grossOere, today);
+    assert.equal(paid.status, 201, paid.raw);
+    // Reminder 1 on due + 7 posted through that day; the payment dated today posts due + 8 … today.
+    const expected = await byHand(inv.grossOere, addDays(inv.dueDate, 7), today);
+    assert.ok(expected > 0);
+    assert.equal(paid.body.meta.outcome, 'partial');
+    assert.equal(paid.body.data.interestOere, (before.interestOere as number) + expected);
+    assert.equal(paid.body.data.balanceOere, (before.balanceOere) - inv.grossOere + expected);
+    const read = await s.invoice(inv.id);
+    assert.deepEqual([read.interestOere, read.balanceOere], [paid.body.data.interestOere, paid.body.data.balanceOere]);
+    // Nothing more accrues without a principal: a later step posts nothing.
+    const [row] = await testDb().db.sql<{ through: string }[]>`SELECT interest_posted_through::text AS through FROM invoices WHERE id = ${inv.id}`;
+    assert.equal(row!.through, today);
+
+    const other = await s.issue({ customerId, paymentTermsDays: 14 });
+    await s.advance(14 + 9);
+    const creditedOn = await s.today();
+    const mid = await s.invoice(other.id);
+    const note = await call(s.api.app, 'POST', `/v1/invoices/${other.id}/credit`, { key: s.org.apiKey, body: { reason: 'Fejl' } });
+    assert.equal(note.status, 201, note.raw);
+    const afterCredit = await s.invoice(other.id);
+    assert.equal(afterCredit.interestOere, (mid.interestOere as number) + (await byHand(other.grossOere, addDays(other.dueDate, 7), creditedOn)));
   });
 });
