@@ -144,6 +144,7 @@ export const Invoice = Type.Object(
     reminderFeeOere: Type.Integer(),
     interestOere: Type.Integer({ description: 'Late-payment interest posted so far (renteloven §§ 3 and 5); 0 while the organisation charges none' }),
     compensationOere: Type.Integer({ description: 'The 310 kr compensation charged on this invoice (renteloven § 9 a, stk. 3); 0 otherwise' }),
+    interestAccruedOere: Type.Integer({ description: "Late-payment interest accrued since the last posting and not yet posted, up to and including the organisation's business today; not in balanceOere until posted (balanceOere + interestAccruedOere pays the invoice today)" }),
     balanceOere: Type.Integer({ description: 'grossOere + reminder fees + compensation + posted interest − paid − credited' }),
     customerReference: Nullable(Type.String()),
     senderReference: Nullable(Type.String()),

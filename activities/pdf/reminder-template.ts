@@ -40,6 +40,10 @@ const TEXTS = {
     feesBefore: 'Rykkergebyrer tidligere opkrævet',
     fee: { payment_reminder: 'Gebyr for denne påmindelse', reminder: 'Rykkergebyr for denne rykker' },
     paidTowardsFees: 'Betalt af gebyrerne',
+    interestBefore: 'Renter tidligere tilskrevet',
+    compensationBefore: 'Kompensation tidligere opkrævet',
+    interestPiece: (from: string, to: string, rate: string) => `Renter ${from}–${to} (${rate} % p.a., rentelovens § 5)`,
+    compensation: 'Kompensation, rentelovens § 9 a, stk. 3',
     feeBasis: 'Rykkergebyret opkræves efter rentelovens § 9 b.',
     warningTitle: 'Påkrav — varsel om inkasso',
     paymentCode: 'Betalingskode',
@@ -70,6 +74,10 @@ const TEXTS = {
     feesBefore: 'Reminder fees charged before',
     fee: { payment_reminder: 'Fee for this reminder', reminder: 'Fee for this reminder' },
     paidTowardsFees: 'Paid towards the fees',
+    interestBefore: 'Interest charged before',
+    compensationBefore: 'Compensation charged before',
+    interestPiece: (from: string, to: string, rate: string) => `Interest ${from}–${to} (${rate} % p.a., section 5 of the Danish Interest Act)`,
+    compensation: 'Compensation, section 9 a(3) of the Danish Interest Act',
     feeBasis: 'The reminder fee is charged under section 9 b of the Danish Interest Act (renteloven).',
     warningTitle: 'Demand for payment — notice of debt collection',
     paymentCode: 'Payment code',
@@ -138,6 +146,15 @@ export function reminderTemplateModel(view: ReminderDocumentView): ReminderTempl
     { label: t.feesBefore, value: money(view.feesBeforeOere), grand: false },
     { label: t.fee[view.type], value: money(view.feeOere), grand: false },
   ];
+  // Late-payment interest and the compensation (docs/reminders.md): what was charged before, then this step's own,
+  // each interest piece with its days and statutory rate. Rows only where there is something.
+  if (view.interestBeforeOere > 0) amounts.push({ label: t.interestBefore, value: money(view.interestBeforeOere), grand: false });
+  if (view.compensationBeforeOere > 0) amounts.push({ label: t.compensationBefore, value: money(view.compensationBeforeOere), grand: false });
+  for (const piece of view.interest) {
+    const rate = (piece.rateBp / 100).toLocaleString(lang === 'da' ? 'da-DK' : 'en-GB', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+    amounts.push({ label: t.interestPiece(date(piece.fromDate), date(piece.toDate), rate), value: money(piece.amountOere), grand: false });
+  }
+  if (view.compensationOere > 0) amounts.push({ label: t.compensation, value: money(view.compensationOere), grand: false });
   if (view.paidTowardsFeesOere > 0) amounts.push({ label: t.paidTowardsFees, value: money(-view.paidTowardsFeesOere), grand: false });
   amounts.push({ label: t.total, value: money(view.totalOere), grand: true });
 

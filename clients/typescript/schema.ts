@@ -2286,6 +2286,8 @@ export interface components {
             interestOere: number;
             /** @description The 310 kr compensation charged on this invoice (renteloven § 9 a, stk. 3); 0 otherwise */
             compensationOere: number;
+            /** @description Late-payment interest accrued since the last posting and not yet posted, up to and including the organisation's business today; not in balanceOere until posted (balanceOere + interestAccruedOere pays the invoice today) */
+            interestAccruedOere: number;
             /** @description grossOere + reminder fees + compensation + posted interest − paid − credited */
             balanceOere: number;
             customerReference: string | null;

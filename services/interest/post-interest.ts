@@ -35,15 +35,15 @@ export interface PostedInterest {
  * the next posting starts the day after and no day is charged twice, whatever retries the caller's step sees (a
  * repeated step finds the day posted and adds nothing). The rates read are held (KEY SHARE) until commit.
  */
-export async function postInterest(sql: Queryable, claim: InterestClaim, through: string, at?: Date): Promise<PostedInterest> {
+export async function postInterest(sql: Queryable, claim: InterestClaim, through: string, at?: Date, reminderId: string | null = null): Promise<PostedInterest> {
   if (claim.postedThrough !== null && claim.postedThrough >= through) return { pieces: [], totalOere: 0 };
   const [rates, reductions] = await Promise.all([loadReferenceRates(sql, { forPosting: true }), principalReductions(sql, claim)]);
   const pieces = interestPieces({ dueDate: claim.dueDate, grossOere: claim.grossOere, reductions, postedThrough: claim.postedThrough }, rates, through);
   for (const piece of pieces) {
     await sql`
-      INSERT INTO invoice_fees (id, organization_id, invoice_id, customer_id, kind, amount_oere, interest_from, interest_to, rate_bp, rate_from)
+      INSERT INTO invoice_fees (id, organization_id, invoice_id, customer_id, kind, amount_oere, interest_from, interest_to, rate_bp, rate_from, reminder_id)
       VALUES (${uuidv7()}, ${claim.organizationId}, ${claim.invoiceId}, ${claim.customerId}, 'interest', ${piece.amountOere},
-              ${piece.fromDate}::date, ${piece.toDate}::date, ${piece.rateBp}, ${piece.rateFrom}::date)`;
+              ${piece.fromDate}::date, ${piece.toDate}::date, ${piece.rateBp}, ${piece.rateFrom}::date, ${reminderId})`;
     await recordTimeline(sql, claim.organizationId, claim.invoiceId, 'interest_posted', {
       amountOere: piece.amountOere,
       fromDate: piece.fromDate,
@@ -73,7 +73,8 @@ async function principalReductions(sql: Queryable, claim: InterestClaim): Promis
  * The payment or credit note that clears an invoice's principal posts the interest accrued up to its date first
  * (docs/reminders.md, "Interest"), so what it settles against includes it; later days accrue nothing (no principal).
  * Only an overdue invoice of an organisation charging statutory interest, and only when `reducesByOere` reaches the
- * principal outstanding. In the caller's transaction with the invoice's row locked; answers the interest posted.
+ * principal outstanding. In the caller's transaction with the invoice's row locked; answers the interest posted, or
+ * null when nothing was posted through `on` (the rules above do not apply).
  */
 export async function postInterestOnSettlement(
   sql: Queryable,
@@ -82,12 +83,12 @@ export async function postInterestOnSettlement(
   on: string,
   reducesByOere: number,
   at?: Date,
-): Promise<number> {
-  if (row.type !== 'invoice' || row.due_date === null || on <= row.due_date) return 0;
+): Promise<number | null> {
+  if (row.type !== 'invoice' || row.due_date === null || on <= row.due_date) return null;
   const principal = principalOutstandingOere({ grossOere: row.gross_oere, paidOere: row.paid_oere, creditedOere: row.credited_oere });
-  if (principal === 0 || reducesByOere < principal) return 0;
+  if (principal === 0 || reducesByOere < principal) return null;
   const settings = await loadReminderSettings(sql, organizationId);
-  if (settings.lateInterest !== 'statutory') return 0;
+  if (settings.lateInterest !== 'statutory') return null;
   const claim = { organizationId, invoiceId: row.id, customerId: row.customer_id, dueDate: row.due_date, grossOere: row.gross_oere, postedThrough: row.interest_posted_through };
   return (await postInterest(sql, claim, on, at)).totalOere;
 }

@@ -6,6 +6,7 @@ import { rowBalanceOere } from './invoice-balance.ts';
 import { computeTotals } from './invoice-totals.ts';
 import { INVOICE_LIFECYCLE, INVOICE_STATUS, type InvoiceStatus } from './invoice-lifecycle.ts';
 import { fikOf } from '../payments/fik-payment-id.ts';
+import { interestPieces } from '../reminders/interest-policy.ts';
 
 /** An invoice row with the amounts derived from other tables (payments, credit notes, fees). */
 export interface InvoiceRow {
@@ -33,6 +34,8 @@ export interface InvoiceRow {
   fik_payment_id: string | null;
   /** The last day late-payment interest has been posted through; null before the first posting. */
   interest_posted_through: string | null;
+  /** What the accrued interest is computed from, for an open invoice of an organisation charging statutory interest; else null. */
+  accrual: AccrualFacts | null;
   fik_creditor_number: string | null;
   message: string | null;
   heading: string | null;
@@ -89,6 +92,46 @@ export const balanceTerms = (sql: Queryable) => ({
             WHERE f.organization_id = i.organization_id AND f.invoice_id = i.id), 0)`,
 });
 
+/** The inputs of an open invoice's accrued interest, read with it (null unless its organisation charges statutory interest). */
+export interface AccrualFacts {
+  today: string;
+  /** [payment date, amount] of each payment. */
+  payments: [string, number][];
+  /** [from, reference rate in bp] of each half-year, oldest first. */
+  rates: [string, number][];
+}
+
+/**
+ * The accrued interest's inputs as one JSON value of invoice `i`: only for an open invoice (issued or overdue; one in
+ * collections is the partner's) with a due date, of an organisation whose reminder settings say `statutory`; the
+ * organisation's business today, the invoice's payments and the reference rates. Nothing is computed for anyone else.
+ */
+const accrualSelect = (sql: Queryable) => sql`(
+  SELECT json_build_object(
+           'today', business_today(i.organization_id)::text,
+           'payments', (SELECT coalesce(json_agg(json_build_array(p.payment_date::text, p.amount_oere)), '[]'::json)
+                        FROM payments p WHERE p.organization_id = i.organization_id AND p.invoice_id = i.id),
+           'rates', (SELECT json_agg(json_build_array(r.from_date::text, r.reference_rate_bp) ORDER BY r.from_date) FROM reference_rates r))
+  FROM reminder_settings rs
+  WHERE rs.organization_id = i.organization_id AND rs.late_interest = 'statutory'
+    AND i.type = 'invoice' AND i.due_date IS NOT NULL AND i.status IN ${INVOICE_LIFECYCLE.in(sql, [INVOICE_STATUS.issued, INVOICE_STATUS.overdue])})`;
+
+/** Interest accrued and not yet posted, up to the business today the row was read with (interest-policy.ts). */
+function accruedInterestOere(r: InvoiceRow): number {
+  if (r.accrual === null || r.due_date === null || r.credited_oere > 0) return 0;
+  const pieces = interestPieces(
+    {
+      dueDate: r.due_date,
+      grossOere: r.gross_oere,
+      reductions: r.accrual.payments.map(([date, amountOere]) => ({ date, amountOere: Number(amountOere) })),
+      postedThrough: r.interest_posted_through,
+    },
+    r.accrual.rates.map(([from, referenceRateBp]) => ({ from, referenceRateBp })),
+    r.accrual.today,
+  );
+  return pieces.reduce((sum, p) => sum + p.amountOere, 0);
+}
+
 /** The sum of one kind of claim item on invoice `i` (the balance's fees term sums every kind). */
 const feesOfKind = (sql: Queryable, kind: 'interest' | 'compensation') =>
   sql`coalesce((SELECT sum(f.amount_oere) FROM invoice_fees f
@@ -103,6 +146,7 @@ export const invoiceSelect = (sql: Queryable) => {
   ${feesOfKind(sql, 'compensation')}::bigint AS compensation_oere,
   i.customer_reference, i.sender_reference, i.buyer_reference, i.order_reference, i.fik_payment_id, i.fik_creditor_number, i.interest_posted_through::text AS interest_posted_through, i.message, i.heading, i.external_reference, i.metadata,
   i.credits_invoice_id, i.subscription_id, i.period_start, i.period_end, i.document_sha256, i.created_at, i.updated_at, i.issued_at, i.sent_at,
+  ${accrualSelect(sql)} AS accrual,
   -- Lines in the same statement as the header, so a reader never pairs a header with another version's lines.
   (SELECT coalesce(json_agg(json_build_object(
             'invoice_id', l.invoice_id, 'position', l.position, 'description', l.description, 'quantity', l.quantity::text,
@@ -154,6 +198,7 @@ export function toInvoice(r: InvoiceRow, lines: LineRow[] = r.lines): Invoice {
     reminderFeeOere: r.fees_oere - r.interest_oere - r.compensation_oere,
     interestOere: r.interest_oere,
     compensationOere: r.compensation_oere,
+    interestAccruedOere: accruedInterestOere(r),
     balanceOere: rowBalanceOere({ ...r, credited_oere: credited }),
     customerReference: r.customer_reference,
     senderReference: r.sender_reference,

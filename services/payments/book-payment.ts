@@ -106,9 +106,10 @@ export async function bookPayment(
   // The payment that clears the principal of an overdue invoice first posts the interest accrued up to its date (when
   // the organisation charges it): the balance it settles against, and the invoice it answers with, include it.
   const interestOere = await postInterestOnSettlement(sql, organizationId, row, paymentDate, input.amountOere, row.registered_at);
-  if (interestOere > 0) {
+  if (interestOere !== null) {
     row.fees_oere += interestOere;
     row.interest_oere += interestOere;
+    if (row.interest_posted_through === null || row.interest_posted_through < paymentDate) row.interest_posted_through = paymentDate;
   }
   const settlement = settlePayment(toInvoice(row).balanceOere, input.amountOere);
   // Registered at the moment read under the invoice's lock, on the database's clock like every other timestamp: the
@@ -194,7 +195,8 @@ export async function bookPayment(
     return Promise.all([insertPayment, updateInvoice]);
   });
   // The row read under the lock plus this payment is the invoice as committed: no second read needed.
-  const invoiceAfter = (at: Date) => toInvoice({ ...row, paid_oere: row.paid_oere + input.amountOere, status, updated_at: at });
+  const accrual = row.accrual && { ...row.accrual, payments: [...row.accrual.payments, [paymentDate, input.amountOere] as [string, number]] };
+  const invoiceAfter = (at: Date) => toInvoice({ ...row, paid_oere: row.paid_oere + input.amountOere, status, updated_at: at, accrual });
   if (updatedAt) {
     const payment: Payment = toPayment({
       id, invoice_id: row.id, customer_id: row.customer_id, source: input.source, booking_key: input.bookingKey,

@@ -38,9 +38,16 @@ export interface ReminderDocumentView {
   feesBeforeOere: number;
   /** This reminder's fee (0 when it carries none). */
   feeOere: number;
+  /** Late-payment interest and the compensation charged before this reminder (docs/reminders.md, "Interest"). */
+  interestBeforeOere: number;
+  compensationBeforeOere: number;
+  /** The interest this reminder's step posted: one piece per half-year, with its days and rate. */
+  interest: { fromDate: string; toDate: string; rateBp: number; amountOere: number }[];
+  /** The 310 kr compensation this reminder charged (0 when it charged none). */
+  compensationOere: number;
   /** Payments beyond the principal, which went to the fees (rare: the engine reminds only of a positive balance). */
   paidTowardsFeesOere: number;
-  /** principal + fees before + this fee − paid towards fees. */
+  /** principal + fees, interest and compensation before + this step's − paid towards them. */
   totalOere: number;
   /** The invoice's payment link, when it has one: its code, and its URL when the pay page's address is known. */
   paymentLink: { url: string | null; paymentCode: string } | null;
@@ -68,9 +75,9 @@ export async function loadReminderView(
   if (!isUuid(reminderId) || !isUuid(organizationId)) return undefined;
   const [r] = await sql<{
     invoice_id: string; customer_id: string; type: 'payment_reminder' | 'reminder'; reminder_number: number | null;
-    fee_oere: number; demand_letter: boolean; sent_on: string; deadline: string; logo_sha256: string | null;
+    fee_oere: number; demand_letter: boolean; sent_on: string; deadline: string; logo_sha256: string | null; compensation_oere: number;
   }[]>`
-    SELECT invoice_id, customer_id, type, reminder_number, fee_oere, demand_letter, sent_on, deadline, logo_sha256
+    SELECT invoice_id, customer_id, type, reminder_number, fee_oere, demand_letter, sent_on, deadline, logo_sha256, compensation_oere
     FROM reminders WHERE organization_id = ${organizationId} AND id = ${reminderId}`;
   if (!r) return undefined;
   const invoice = await findInvoiceRow(sql, organizationId, r.invoice_id, { type: 'invoice' });
@@ -78,11 +85,19 @@ export async function loadReminderView(
   const [snap] = await sql<{ seller_snapshot: InvoiceDocumentView['seller'] | null; buyer_snapshot: InvoiceDocumentView['buyer'] | null }[]>`
     SELECT seller_snapshot, buyer_snapshot FROM invoices WHERE organization_id = ${organizationId} AND id = ${r.invoice_id}`;
   if (!snap?.seller_snapshot || !snap.buyer_snapshot) return undefined;
-  const [fees] = await sql<{ before: number }[]>`
-    SELECT coalesce(sum(f.amount_oere), 0)::bigint AS before
+  // Each kind of claim item charged before this reminder (its own are in the same transaction, so share its
+  // created_at, and are told apart by the fee's id and the items' reminder_id).
+  const [fees] = await sql<{ before: number; interest_before: number; compensation_before: number }[]>`
+    SELECT coalesce(sum(f.amount_oere) FILTER (WHERE f.kind = 'reminder'), 0)::bigint AS before,
+           coalesce(sum(f.amount_oere) FILTER (WHERE f.kind = 'interest'), 0)::bigint AS interest_before,
+           coalesce(sum(f.amount_oere) FILTER (WHERE f.kind = 'compensation'), 0)::bigint AS compensation_before
     FROM reminders r JOIN invoice_fees f ON f.organization_id = r.organization_id AND f.invoice_id = r.invoice_id
-    WHERE r.organization_id = ${organizationId} AND r.id = ${reminderId} AND f.kind = 'reminder'
-      AND f.created_at <= r.created_at AND f.id IS DISTINCT FROM r.fee_id`;
+    WHERE r.organization_id = ${organizationId} AND r.id = ${reminderId}
+      AND f.created_at <= r.created_at AND f.id IS DISTINCT FROM r.fee_id AND f.reminder_id IS DISTINCT FROM r.id`;
+  const interest = await sql<{ fromDate: string; toDate: string; rateBp: number; amountOere: number }[]>`
+    SELECT interest_from::text AS "fromDate", interest_to::text AS "toDate", rate_bp AS "rateBp", amount_oere AS "amountOere"
+    FROM invoice_fees WHERE organization_id = ${organizationId} AND reminder_id = ${reminderId} AND kind = 'interest'
+    ORDER BY interest_from`;
   const [link] = await sql<{ reference: string; payment_code: string }[]>`
     SELECT reference, payment_code FROM payment_links WHERE organization_id = ${organizationId} AND invoice_id = ${r.invoice_id}`;
   // The link as GET …/payment-link shows it: on the verified payment domain when there is one.
@@ -90,10 +105,15 @@ export async function loadReminderView(
   // The customer's language now, as the invoice's mail and PDF pick it.
   const { language } = await loadBuyer(sql, keyring, organizationId, r.customer_id);
 
-  const feesBeforeOere = fees!.before;
+  const feesBeforeOere = Number(fees!.before);
+  const interestBeforeOere = Number(fees!.interest_before);
+  const compensationBeforeOere = Number(fees!.compensation_before);
+  const interestOere = interest.reduce((sum, p) => sum + Number(p.amountOere), 0);
+  const compensationOere = Number(r.compensation_oere);
+  const claimsOere = feesBeforeOere + r.fee_oere + interestBeforeOere + compensationBeforeOere + interestOere + compensationOere;
   const settledOere = invoice.paid_oere + invoice.credited_oere;
   const principalOere = principalOutstandingOere({ grossOere: invoice.gross_oere, paidOere: invoice.paid_oere, creditedOere: invoice.credited_oere });
-  const paidTowardsFeesOere = Math.min(feesBeforeOere + r.fee_oere, Math.max(0, settledOere - invoice.gross_oere));
+  const paidTowardsFeesOere = Math.min(claimsOere, Math.max(0, settledOere - invoice.gross_oere));
   const base = opts.payBaseUrl?.replace(/\/+$/, '');
   return {
     kind: 'reminder',
@@ -110,8 +130,12 @@ export async function loadReminderView(
     principalOere,
     feesBeforeOere,
     feeOere: r.fee_oere,
+    interestBeforeOere,
+    compensationBeforeOere,
+    interest: interest.map((p) => ({ ...p, amountOere: Number(p.amountOere) })),
+    compensationOere,
     paidTowardsFeesOere,
-    totalOere: principalOere + feesBeforeOere + r.fee_oere - paidTowardsFeesOere,
+    totalOere: principalOere + claimsOere - paidTowardsFeesOere,
     logo: await loadDocumentLogo(sql, organizationId, r.logo_sha256),
     fik: fikOf(invoice),
     paymentLink: link

@@ -90,13 +90,13 @@ export async function takeReminder(
   // accrued up to the step's date, and the 310 kr compensation on the first step of a business customer's arrears.
   const interest =
     ctx.settings.lateInterest === 'statutory'
-      ? await postInterest(sql, { organizationId: org, invoiceId: invoice.id, customerId: invoice.customer_id, dueDate: ctx.facts.dueDate, grossOere: invoice.gross_oere, postedThrough: invoice.interest_posted_through }, step.sentOn, sentAt)
+      ? await postInterest(sql, { organizationId: org, invoiceId: invoice.id, customerId: invoice.customer_id, dueDate: ctx.facts.dueDate, grossOere: invoice.gross_oere, postedThrough: invoice.interest_posted_through }, step.sentOn, sentAt, id)
       : { totalOere: 0 };
   const compensation = compensationDue({ enabled: ctx.settings.compensation, customerType: ctx.customer.type, earlierStepsInArrears: arrears.all, dueDate: ctx.facts.dueDate, on: step.sentOn });
   if (compensation > 0) {
     await sql`
-      INSERT INTO invoice_fees (id, organization_id, invoice_id, customer_id, kind, amount_oere)
-      VALUES (${uuidv7()}, ${org}, ${invoice.id}, ${invoice.customer_id}, 'compensation', ${compensation})`;
+      INSERT INTO invoice_fees (id, organization_id, invoice_id, customer_id, kind, amount_oere, reminder_id)
+      VALUES (${uuidv7()}, ${org}, ${invoice.id}, ${invoice.customer_id}, 'compensation', ${compensation}, ${id})`;
     await recordTimeline(sql, org, invoice.id, 'compensation', { amountOere: compensation, reminderId: id }, sentAt);
   }
   const status = initialReminderStatus(channel.channel !== null);

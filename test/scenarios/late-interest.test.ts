@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { addDays } from '../../services/shared/clock.ts';
 import { halfYearOf } from '../../services/law/danish-law.ts';
 import { call, testDb } from '../helpers/context.ts';
+import { loadReminderView } from '../../services/reminders/reminder-document.ts';
+import { reminderTemplateModel } from '../../activities/pdf/reminder-template.ts';
 import { reminderSettingsBody } from '../helpers/reminders.ts';
 import { startScenario, type Scenario } from '../helpers/scenario.ts';
 
@@ -69,6 +71,19 @@ describe('scenario: late-payment interest and compensation at reminder steps', f
     assert.equal(posted[0]!.data.fromDate, addDays(due, 1));
     assert.equal(posted.at(-1)!.data.toDate, dates[2]);
     assert.equal(timeline.filter((e) => e.code === 'compensation').length, 1);
+    // The letters: the second shows what the first charged as before, and its own interest piece by piece with the rate.
+    const rows = await testDb().db.sql<{ id: string }[]>`SELECT id FROM reminders WHERE invoice_id = ${inv.id} ORDER BY sent_on`;
+    const second = await loadReminderView(testDb().db.sql, testDb().keyring, s.org.organizationId, rows[1]!.id);
+    assert.ok(second);
+    assert.deepEqual([second.interestBeforeOere, second.compensationBeforeOere, second.compensationOere], [expected[0], 31_000, 0]);
+    assert.equal(second.interest.reduce((sum, p) => sum + p.amountOere, 0), expected[1]);
+    assert.equal(second.totalOere, inv.grossOere + 20_000 + expected[0]! + 31_000 + expected[1]!);
+    const model = reminderTemplateModel(second);
+    const labels = model.amounts.map((a) => a.label);
+    assert.ok(labels.includes('Renter tidligere tilskrevet') && labels.includes('Kompensation tidligere opkrævet'), labels.join(' | '));
+    assert.ok(labels.some((l) => /^Renter .+ \(9,75 % p\.a\., rentelovens § 5\)$/.test(l)), labels.join(' | '));
+    const first = reminderTemplateModel((await loadReminderView(testDb().db.sql, testDb().keyring, s.org.organizationId, rows[0]!.id))!);
+    assert.ok(first.amounts.some((a) => a.label === 'Kompensation, rentelovens § 9 a, stk. 3'));
     // The reminder events carry the same amounts.
     const events = (await call(s.api.app, 'GET', '/v1/events?limit=200', { key: s.org.apiKey })).body.data as { type: string; data: { invoiceId: string; interestOere: number; compensationOere: number } }[];
     const sent = events.filter((e) => e.type === 'reminder.sent' && e.data.invoiceId === inv.id);
@@ -130,5 +145,23 @@ describe('scenario: late-payment interest and compensation at reminder steps', f
     assert.equal(note.status, 201, note.raw);
     const afterCredit = await s.invoice(other.id);
     assert.equal(afterCredit.interestOere, (mid.interestOere as number) + (await byHand(other.grossOere, addDays(other.dueDate, 7), creditedOn)));
+  });
+
+  it('shows the interest accrued since the last posting; the balance plus it pays the invoice in full today', async () => {
+    const customerId = await s.customer({ type: 'company', name: 'Regner A/S', email: 'r@regner.dk' });
+    const inv = await s.issue({ customerId, paymentTermsDays: 14 });
+    assert.equal((await s.invoice(inv.id)).interestAccruedOere, 0, 'nothing before the due date');
+    await s.advance(14 + 7 + 4);
+    const today = await s.today();
+    const read = await s.invoice(inv.id);
+    const accrued = await byHand(inv.grossOere, addDays(inv.dueDate, 7), today);
+    assert.ok(accrued > 0);
+    assert.equal(read.interestAccruedOere, accrued);
+    const list = (await call(s.api.app, 'GET', `/v1/invoices?customerId=${customerId}`, { key: s.org.apiKey })).body.data as { id: string; interestAccruedOere: number }[];
+    assert.equal(list.find((i) => i.id === inv.id)!.interestAccruedOere, accrued);
+    const paid = await s.pay(inv.id, read.balanceOere + accrued, today);
+    assert.equal(paid.status, 201, paid.raw);
+    assert.equal(paid.body.meta.outcome, 'paid_in_full');
+    assert.deepEqual([paid.body.data.status, paid.body.data.balanceOere, paid.body.data.interestAccruedOere], ['paid', 0, 0]);
   });
 });

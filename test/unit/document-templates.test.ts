@@ -33,7 +33,7 @@ const receipt: DocumentViews['receipt'] = {
 const reminder: DocumentViews['reminder'] = {
   kind: 'reminder', language: 'da', reminderId: '0190a0a0-0000-7000-8000-000000000002', type: 'reminder', reminderNumber: 1, demandLetter: false,
   sentOn: '2026-03-23', deadline: '2026-04-02', seller, buyer, invoice: { number: 17, issueDate: '2026-03-02', dueDate: '2026-03-16', grossOere: 10000 },
-  principalOere: 10000, feesBeforeOere: 0, feeOere: 10000, paidTowardsFeesOere: 0, totalOere: 20000, paymentLink: null,
+  principalOere: 10000, feesBeforeOere: 0, feeOere: 10000, interestBeforeOere: 0, compensationBeforeOere: 0, interest: [], compensationOere: 0, paidTowardsFeesOere: 0, totalOere: 20000, paymentLink: null,
 };
 const casePaakrav: DocumentViews['casePaakrav'] = {
   kind: 'casePaakrav', language: 'da', caseId: '0190a0a0-0000-7000-8000-000000000003', caseNumber: 4, externalReference: 'sag-4',

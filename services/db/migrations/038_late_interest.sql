@@ -12,3 +12,8 @@ ALTER TABLE reminders
   ADD COLUMN compensation_oere bigint NOT NULL DEFAULT 0 CHECK (compensation_oere >= 0);
 
 ALTER TABLE invoices ADD COLUMN interest_posted_through date;
+
+-- The reminder step that charged a claim item (the interest it posted, the compensation it charged): the reminder's
+-- letter lists its own items apart from those charged before it. Null for items posted otherwise (a settlement).
+ALTER TABLE invoice_fees ADD COLUMN reminder_id uuid;
+CREATE INDEX invoice_fees_reminder ON invoice_fees (organization_id, reminder_id) WHERE reminder_id IS NOT NULL;
