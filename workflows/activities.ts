@@ -40,6 +40,7 @@ import { awaitsHandOver, recordCaseHandOver, takeDueCaseStep } from '../services
 import { archiveHandOver } from '../services/collections/archive-hand-over.ts';
 import { handOverFileContent } from '../activities/collections/local-partner.ts';
 import { loadHandOverDocument } from '../services/collections/load-hand-over.ts';
+import { postInterestAtHandOver } from '../services/interest/post-interest.ts';
 import type { CollectionPartner } from '../services/collections/partner-port.ts';
 import { runScheduledPeriod } from '../services/subscriptions/run-period.ts';
 import { mailSignInLink, SIGN_IN_MAIL_RECORD } from '../services/pay/portal/deliver-sign-in-mail.ts';
@@ -206,6 +207,10 @@ export function createActivities(
     deliverCasePaakrav: (organizationId, caseId, documentSha256) => deliverCasePaakrav(delivery, organizationId, caseId, documentSha256),
     // The document (with any CPR number) goes only to the partner: it is built here and never returned to the journal.
     handOverCase: async (organizationId, caseId, handedOverOn) => {
+      // The interest accrued up to the hand-over is posted first (once, however often this runs), so the document has it.
+      if (await db.read((sql) => awaitsHandOver(sql, organizationId, caseId))) {
+        await db.tx((tx) => postInterestAtHandOver(tx, organizationId, caseId, handedOverOn));
+      }
       const doc = await db.read(async (sql) =>
         (await awaitsHandOver(sql, organizationId, caseId)) ? loadHandOverDocument(sql, resources.keyring, organizationId, caseId, handedOverOn) : undefined,
       );

@@ -119,7 +119,13 @@ export interface InvoiceClaim {
   grossOere: number;
   issueDate: string;
   dueDate: string;
+  /** Every claim item charged on the invoice: reminder fees, posted interest, compensation. */
   feesOere: number;
+  /** Of those, the posted late-payment interest and the 310 kr compensation (docs/reminders.md). */
+  interestOere: number;
+  compensationOere: number;
+  /** The statutory rate of the interest posted last (null when none was posted). */
+  interestRateBp: number | null;
   paidOere: number;
 }
 
@@ -133,8 +139,18 @@ export async function readInvoiceClaim(sql: Queryable, organizationId: string, i
     issueDate: invoice.issue_date,
     dueDate: invoice.due_date,
     feesOere: invoice.fees_oere,
+    interestOere: invoice.interest_oere,
+    compensationOere: invoice.compensation_oere,
+    interestRateBp: invoice.interest_oere > 0 ? await lastInterestRate(sql, organizationId, invoiceId) : null,
     paidOere: invoice.paid_oere + invoice.credited_oere,
   };
+}
+
+async function lastInterestRate(sql: Queryable, organizationId: string, invoiceId: string): Promise<number | null> {
+  const [row] = await sql<{ rate_bp: number }[]>`
+    SELECT rate_bp FROM invoice_fees WHERE organization_id = ${organizationId} AND invoice_id = ${invoiceId} AND kind = 'interest'
+    ORDER BY interest_to DESC LIMIT 1`;
+  return row?.rate_bp ?? null;
 }
 
 /** The description an invoice's claim carries. */

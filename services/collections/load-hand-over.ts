@@ -67,7 +67,10 @@ export async function loadHandOverDocument(
       dueDate: inv.dueDate,
       invoiceDate: inv.issueDate,
       description: invoiceClaimDescription(cu.language ?? 'da', inv.number),
-      feesOere: inv.feesOere,
+      feesOere: inv.feesOere - inv.interestOere - inv.compensationOere,
+      interestOere: inv.interestOere,
+      interestRateBp: inv.interestRateBp,
+      compensationOere: inv.compensationOere,
       paidOere: inv.paidOere,
     }];
     const a = cu.address;
@@ -91,6 +94,9 @@ export async function loadHandOverDocument(
       invoiceDate: cl.invoice_date,
       description: dec(cl.description_enc),
       feesOere: 0,
+      interestOere: 0,
+      interestRateBp: null,
+      compensationOere: 0,
       paidOere: 0,
     }));
     debtors = debtorRows.map((d) => ({
@@ -112,6 +118,6 @@ export async function loadHandOverDocument(
     handedOverOn,
     claims,
     debtors,
-    outstandingOere: claims.reduce((sum, cl) => sum + Math.max(0, cl.principalOere + cl.feesOere - cl.paidOere), 0),
+    outstandingOere: claims.reduce((sum, cl) => sum + Math.max(0, cl.principalOere + cl.feesOere + cl.interestOere + cl.compensationOere - cl.paidOere), 0),
   };
 }

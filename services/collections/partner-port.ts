@@ -25,6 +25,14 @@ export interface HandOverClaim {
   description: string | null;
   /** Reminder fees charged on the claim (an invoice's reminders); 0 for a claim given in POST /v1/cases. */
   feesOere: number;
+  /**
+   * Late-payment interest posted on the claim up to the hand-over (renteloven §§ 3 and 5), a claim item of its own,
+   * with the statutory rate it was last posted at; 0 and null for none.
+   */
+  interestOere: number;
+  interestRateBp: number | null;
+  /** The 310 kr compensation charged on the claim (renteloven § 9 a, stk. 3); 0 for none. */
+  compensationOere: number;
   /** Paid and credited towards the claim so far. */
   paidOere: number;
 }
@@ -38,7 +46,7 @@ export interface HandOverDocument {
   handedOverOn: string;
   claims: HandOverClaim[];
   debtors: HandOverDebtor[];
-  /** The sum of what is outstanding (principal + fees − paid). */
+  /** The sum of what is outstanding (principal + fees + interest + compensation − paid). */
   outstandingOere: number;
 }
 

@@ -1,6 +1,6 @@
 import { principalOutstandingOere } from '../invoices/invoice-balance.ts';
 import { INVOICE_LIFECYCLE, INVOICE_STATUS } from '../invoices/invoice-lifecycle.ts';
-import type { InvoiceRow } from '../invoices/invoice-queries.ts';
+import { findInvoiceRow, type InvoiceRow } from '../invoices/invoice-queries.ts';
 import { loadReminderSettings } from '../reminders/reminder-settings.ts';
 import { recordTimeline } from '../invoices/record-timeline.ts';
 import type { Queryable } from '../shared/db.ts';
@@ -91,4 +91,21 @@ export async function postInterestOnSettlement(
   if (settings.lateInterest !== 'statutory') return null;
   const claim = { organizationId, invoiceId: row.id, customerId: row.customer_id, dueDate: row.due_date, grossOere: row.gross_oere, postedThrough: row.interest_posted_through };
   return (await postInterest(sql, claim, on, at)).totalOere;
+}
+
+/**
+ * The hand-over of an invoice's collection case posts the interest accrued up to the hand-over date (docs/reminders.md,
+ * "Interest"), before the hand-over document is read, so the partner receives it as a claim item. Its own
+ * transaction, with the invoice's row locked; repeated (a retried hand-over) it finds the day posted and adds nothing.
+ * A case from POST /v1/cases has no invoice and accrues nothing here.
+ */
+export async function postInterestAtHandOver(sql: Queryable, organizationId: string, caseId: string, handedOverOn: string): Promise<number> {
+  const [c] = await sql<{ invoice_id: string | null }[]>`SELECT invoice_id FROM collection_cases WHERE organization_id = ${organizationId} AND id = ${caseId}`;
+  if (!c?.invoice_id) return 0;
+  const row = await findInvoiceRow(sql, organizationId, c.invoice_id, { type: 'invoice', lock: true });
+  if (!row || row.due_date === null) return 0;
+  const settings = await loadReminderSettings(sql, organizationId);
+  if (settings.lateInterest !== 'statutory') return 0;
+  const claim = { organizationId, invoiceId: row.id, customerId: row.customer_id, dueDate: row.due_date, grossOere: row.gross_oere, postedThrough: row.interest_posted_through };
+  return (await postInterest(sql, claim, handedOverOn)).totalOere;
 }

@@ -126,8 +126,8 @@ describe('collection partner: hand-over document and adapters', () => {
         paakrav: { sentOn, deadline: addDays(sentOn, 10) },
         handedOverOn: today,
         claims: [
-          { principalOere: 450_000, dueDate: addDays(today, -60), invoiceDate: addDays(today, -74), description: 'Faktura 77, rådgivning', feesOere: 0, paidOere: 0 },
-          { principalOere: 12_345, dueDate: addDays(today, -30), invoiceDate: null, description: null, feesOere: 0, paidOere: 0 },
+          { principalOere: 450_000, dueDate: addDays(today, -60), invoiceDate: addDays(today, -74), description: 'Faktura 77, rådgivning', feesOere: 0, interestOere: 0, interestRateBp: null, compensationOere: 0, paidOere: 0 },
+          { principalOere: 12_345, dueDate: addDays(today, -30), invoiceDate: null, description: null, feesOere: 0, interestOere: 0, interestRateBp: null, compensationOere: 0, paidOere: 0 },
         ],
         debtors: [
           { type: 'person', name: 'Jens Skyldner', cvr: null, cpr: CPR, address: adresse, email: 'jens.skyldner@privat-eksempel.dk', phone: '+4522334455' },
@@ -172,7 +172,7 @@ describe('collection partner: hand-over document and adapters', () => {
         case: { id: caseId, caseNumber: 9002, externalReference: null, invoiceId: inv.invoiceId, invoiceNumber: inv.number },
         paakrav: { sentOn, deadline: addDays(sentOn, 10) },
         handedOverOn: today,
-        claims: [{ principalOere: 200_000, dueDate: dates!.due_date, invoiceDate: dates!.issue_date, description: `Faktura nr. ${inv.number}`, feesOere: 10_000, paidOere: 50_000 }],
+        claims: [{ principalOere: 200_000, dueDate: dates!.due_date, invoiceDate: dates!.issue_date, description: `Faktura nr. ${inv.number}`, feesOere: 10_000, interestOere: 0, interestRateBp: null, compensationOere: 0, paidOere: 50_000 }],
         debtors: [{
           type: 'virksomhed', name: 'Kunde Kredit ApS', cvr: '11223344', cpr: null,
           address: { gade: 'Kundevej 12', postnummer: '7100', by: 'Vejle' }, email: 'bogholderi@kunde-kredit.dk', phone: '+4588776655',

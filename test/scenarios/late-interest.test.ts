@@ -164,4 +164,32 @@ describe('scenario: late-payment interest and compensation at reminder steps', f
     assert.equal(paid.body.meta.outcome, 'paid_in_full');
     assert.deepEqual([paid.body.data.status, paid.body.data.balanceOere, paid.body.data.interestAccruedOere], ['paid', 0, 0]);
   });
+
+  it('the hand-over posts the interest up to its date; the partner receives interest, its rate and the compensation as claim items', async () => {
+    const put = await call(s.api.app, 'PUT', '/v1/reminder-settings', { key: s.org.apiKey, body: reminderSettingsBody({ lateInterest: 'statutory', compensation: true, autoCollections: true }) });
+    assert.equal(put.status, 200, put.raw);
+    const customerId = await s.customer({ type: 'company', name: 'Inkasso A/S', email: 'i@inkasso.dk' });
+    const inv = await s.issue({ customerId, paymentTermsDays: 14 });
+    // Reminders on due + 7, + 17, + 27 (the demand letter); collected the day after its deadline; handed over on + 11.
+    await s.advance(14 + 27 + 11 + 1);
+    const [c] = await testDb().db.sql<{ id: string; handed_over_at: Date | null }[]>`SELECT id, handed_over_at FROM collection_cases WHERE invoice_id = ${inv.id}`;
+    assert.ok(c?.handed_over_at, 'handed over');
+    const read = await s.invoice(inv.id);
+    const { readdirSync, readFileSync } = await import('node:fs');
+    const file = readdirSync(s.collectionsDir)
+      .map((f) => JSON.parse(readFileSync(`${s.collectionsDir}/${f}`, 'utf8')) as { case: { id: string }; handedOverOn: string; claims: Record<string, unknown>[]; outstandingOere: number })
+      .find((d) => d.case.id === c.id);
+    assert.ok(file, 'the hand-over file');
+    // Posted through the hand-over's date: the demand letter's share and then the hand-over's.
+    const handOverDay = file.handedOverOn;
+    const [through] = await testDb().db.sql<{ through: string }[]>`SELECT interest_posted_through::text AS through FROM invoices WHERE id = ${inv.id}`;
+    assert.equal(through!.through, handOverDay);
+    const steps = await history(inv.id);
+    const atHandOver = await byHand(inv.grossOere, addDays(inv.dueDate, 27), handOverDay);
+    assert.ok(atHandOver > 0);
+    assert.equal(read.interestOere, steps.reduce((sum, h) => sum + h.interestOere, 0) + atHandOver);
+    const claim = file.claims[0]!;
+    assert.deepEqual([claim.feesOere, claim.interestOere, claim.interestRateBp, claim.compensationOere], [30_000, read.interestOere, await rateOn(handOverDay), 31_000]);
+    assert.equal(file.outstandingOere, inv.grossOere + 30_000 + (read.interestOere) + 31_000);
+  });
 });
