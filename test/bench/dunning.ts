@@ -178,6 +178,8 @@ export async function benchDunning(
     poolMax: number;
     /** restate-server's concurrent-invocations-limit; 0 keeps the server's default. */
     invocationsLimit: number;
+    /** BENCH_DUNNING_INTEREST=1: the warm-up and burst organisations charge statutory interest and the compensation. */
+    lateInterest?: boolean;
     masterKey: Buffer;
     profileDir?: string | undefined;
     log: (msg: string) => void;
@@ -275,6 +277,15 @@ export async function benchDunning(
     const warm = await organisation('Bench Rykker Opvarmning ApS', 20, 20, () => `'${today}'::date`);
     const idle = await organisation('Bench Rykker Stille ApS', 100, opts.idleInvoices, (g) => `'${addDays(today, 5)}'::date + (${g} % 60)`);
     const burst = await organisation('Bench Rykker Travl ApS', opts.burstInvoices, opts.burstInvoices, () => `'${today}'::date`);
+    if (opts.lateInterest) {
+      // The default plan, with interest posted at each step and the 310 kr compensation (docs/reminders.md).
+      for (const o of [warm, burst]) {
+        await db.sql`
+          INSERT INTO reminder_settings (organization_id, max_reminders, fee_oere, cadence_days, auto_collections, payment_reminder_enabled,
+                                         payment_reminder_days, letter_fallback, late_interest, compensation)
+          VALUES (${o.orgId}, 3, NULL, '{7,14,21}', false, false, 3, false, 'statutory', true)`;
+      }
+    }
     await db.sql.unsafe('VACUUM ANALYZE invoices, invoice_lines, customers, wake_index');
     opts.log(`dunning: seeded in ${((performance.now() - ts) / 1000).toFixed(1)} s`);
 
@@ -345,6 +356,13 @@ export async function benchDunning(
       FROM reminders WHERE organization_id = ${burst.orgId}`);
     if (times!.n !== opts.burstInvoices || times!.numbered !== opts.burstInvoices) {
       throw new Error(`expected ${opts.burstInvoices} e-mailed reminders no. 1, found ${times!.n} reminders (${times!.numbered} of them no. 1 by e-mail)`);
+    }
+    if (opts.lateInterest) {
+      // With interest on, every reminder of the burst posted its 7 days' interest: the stage measured that work.
+      const [charged] = await db.read((sql) => sql<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM reminders WHERE organization_id = ${burst.orgId} AND interest_oere > 0`);
+      if (charged!.n !== opts.burstInvoices) throw new Error(`expected interest on ${opts.burstInvoices} reminders, found it on ${charged!.n}`);
+      opts.log(`dunning: interest posted on all ${charged!.n} reminders of the burst`);
     }
     const sec = (ms: number) => Math.round(((Number(ms) - wallStart) / 1000) * 100) / 100;
     const seconds = sec(times!.last_delivered);

@@ -830,6 +830,7 @@ async function main(): Promise<number> {
       warmupSec: settings.warmupSec,
       poolMax: settings.poolMax,
       invocationsLimit: intEnv('BENCH_RESTATE_INVOCATIONS', 0),
+      lateInterest: process.env.BENCH_DUNNING_INTEREST === '1',
       masterKey,
       profileDir,
       log,
