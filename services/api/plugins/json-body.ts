@@ -1,8 +1,8 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import secureJson from 'secure-json-parse';
-import { DomainError } from '../../shared/errors.ts';
-import { pointerToken } from '../../shared/error-envelope.ts';
+import { DomainError } from '../../../services/shared/errors.ts';
+import { pointerToken } from '../../../services/shared/error-envelope.ts';
 
 /**
  * Request bodies are JSON only, and the parser refuses what JSON.parse would accept but the API must not store or

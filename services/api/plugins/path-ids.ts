@@ -1,5 +1,5 @@
 import type { FastifyInstance, preHandlerHookHandler } from 'fastify';
-import { isUuid } from '../../shared/ids.ts';
+import { isUuid } from '../../../services/shared/ids.ts';
 
 /**
  * The id that names no resource: the nil UUID. Ids are UUIDv7 (services/shared/ids.ts), whose version nibble is 7,

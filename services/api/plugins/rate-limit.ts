@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError } from '../../shared/errors.ts';
-import type { LimiterStore } from '../../shared/limiter-store.ts';
+import { DomainError } from '../../../services/shared/errors.ts';
+import type { LimiterStore } from '../../../services/shared/limiter-store.ts';
 import type { RateClass } from '../context.ts';
 
 /**

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { Db } from '../../shared/db.ts';
+import type { Db } from '../../../services/shared/db.ts';
 
 export interface ReadinessProbe {
   name: string;

@@ -5,7 +5,7 @@ import { Envelope, ListEnvelope } from '../../../../contracts/common.ts';
 import {
   BANK_STATEMENT_BODY_LIMIT, BankStatement, BankStatementEntry, BankStatementEntryListQuery, BankStatementEntryMatch,
 } from '../../../../contracts/bank-statements.ts';
-import { DomainError } from '../../../shared/errors.ts';
+import { DomainError } from '../../../../services/shared/errors.ts';
 import { getBankStatement } from '../../../bank-statements/get-bank-statement.ts';
 import { importBankStatement } from '../../../bank-statements/import-bank-statement.ts';
 import { listBankStatementEntries } from '../../../bank-statements/list-bank-statement-entries.ts';

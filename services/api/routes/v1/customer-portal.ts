@@ -7,7 +7,7 @@ import { getCustomerPortal } from '../../../customer-portal/get-customer-portal.
 import { updateCustomerPortal } from '../../../customer-portal/update-customer-portal.ts';
 import { verifyPortalDomain } from '../../../customer-portal/verify-portal-domain.ts';
 import type { PortalAddresses } from '../../../customer-portal/portal-row.ts';
-import { DEFAULT_PAY_PORT } from '../../../shared/config.ts';
+import { DEFAULT_PAY_PORT } from '../../../../services/shared/config.ts';
 import { mutate } from '../../idempotency.ts';
 import type { AppDeps } from '../../app.ts';
 

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { Envelope } from '../../../../contracts/common.ts';
 import { PaymentLink } from '../../../../contracts/payment-links.ts';
 import { getOrCreatePaymentLink } from '../../../payments/payment-links.ts';
-import { DEFAULT_PAY_PORT } from '../../../shared/config.ts';
+import { DEFAULT_PAY_PORT } from '../../../../services/shared/config.ts';
 import { mutate } from '../../idempotency.ts';
 import type { AppDeps } from '../../app.ts';
 

@@ -19,7 +19,7 @@ import {
 } from '../../../reminder-flows/flow-versions.ts';
 import { standardFlow } from '../../../reminder-flows/standard-flow.ts';
 import { validateFlowGraph } from '../../../reminder-flows/validate-flow-graph.ts';
-import { DomainError } from '../../../shared/errors.ts';
+import { DomainError } from '../../../../services/shared/errors.ts';
 import { mutate } from '../../idempotency.ts';
 import type { AppDeps } from '../../app.ts';
 

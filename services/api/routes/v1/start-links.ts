@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Envelope } from '../../../../contracts/common.ts';
 import { StartLinkSession } from '../../../../contracts/start-links.ts';
-import { DEFAULT_PAY_PORT } from '../../../shared/config.ts';
+import { DEFAULT_PAY_PORT } from '../../../../services/shared/config.ts';
 import { openStartLink } from '../../../start-links/open-start-link.ts';
 import type { StartLinkKind } from '../../../start-links/start-link-kinds.ts';
 import { mutate } from '../../idempotency.ts';

@@ -3,8 +3,8 @@ import type { ErrorObject } from 'ajv';
 import { Envelope } from '../../../../contracts/common.ts';
 import { TermsEvidence, TermsEvidenceCreate } from '../../../../contracts/terms-evidence.ts';
 import { acceptTerms, instantOutOfRange, utcInstant } from '../../../terms/accept-terms.ts';
-import { DomainError } from '../../../shared/errors.ts';
-import { validationDetails } from '../../../shared/error-envelope.ts';
+import { DomainError } from '../../../../services/shared/errors.ts';
+import { validationDetails } from '../../../../services/shared/error-envelope.ts';
 import { mutate } from '../../idempotency.ts';
 import type { AppDeps } from '../../app.ts';
 
