@@ -45,7 +45,15 @@ export const ErrorBody = Type.Object(
     error: Type.Object({
       code: Type.String(),
       message: Type.String(),
-      details: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+      details: Type.Optional(
+        Type.Array(
+          Type.Object({
+            path: Type.String(),
+            message: Type.String(),
+            expectedOere: Type.Optional(Type.Integer({ description: '422 installments_total_mismatch: the amount the instalments must add up to' })),
+          }),
+        ),
+      ),
       requestId: Type.String(),
     }),
   },

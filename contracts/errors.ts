@@ -31,6 +31,8 @@ export const ErrorStatus = {
   member_not_found: 404,
   bank_statement_not_found: 404,
   bank_statement_entry_not_found: 404,
+  /** GET …/payment-plan: the invoice never had a payment plan. */
+  payment_plan_not_found: 404,
   idempotency_conflict: 409,
   idempotency_in_progress: 409,
   sku_already_exists: 409,
@@ -38,6 +40,8 @@ export const ErrorStatus = {
   /** POST /v1/betingelse-accept: the idempotensnoegle is recorded with other content (the evidence never changes). */
   evidence_conflict: 409,
   case_conflict: 409,
+  /** POST …/payment-plan while the invoice's plan is active (one at a time). */
+  payment_plan_exists: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   headers_too_large: 431,
@@ -120,6 +124,12 @@ export const ErrorStatus = {
   logo_invalid: 422,
   /** POST /v1/bank-statement-entries/{entryId}/match: the entry is matched, a duplicate or ignored already. */
   entry_not_unmatched: 422,
+  /** POST …/payment-plan on an invoice handed over to debt collection. */
+  invoice_in_collections: 422,
+  /** POST …/payment-plan: the instalments do not add up to the balance; `details[0].expectedOere` is what they must. */
+  installments_total_mismatch: 422,
+  /** POST …/collect or POST …/reminders while the invoice's payment plan is active. */
+  payment_plan_active: 422,
   rate_limited: 429,
   internal_error: 500,
   service_unavailable: 503,

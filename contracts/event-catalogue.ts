@@ -13,8 +13,9 @@ export type EventFamily = (typeof EVENT_FAMILIES)[number];
 export type EventBlock = (typeof EVENT_BLOCKS)[number];
 
 /**
- * The envelope block of each family: its own, except a reminder's, which is about its invoice (the `invoice` block,
- * the invoice's sekvensnummer), so an integrator following an invoice sees its reminders in the invoice's order.
+ * The envelope block of each family: its own, except a reminder's and a payment plan's, which are about their invoice
+ * (the `invoice` block, the invoice's sekvensnummer), so an integrator following an invoice sees its reminders and
+ * plans in the invoice's order.
  */
 export const EVENT_FAMILY_BLOCK: { readonly [F in EventFamily]: EventBlock } = {
   invoice: 'invoice',
@@ -23,6 +24,7 @@ export const EVENT_FAMILY_BLOCK: { readonly [F in EventFamily]: EventBlock } = {
   subscription: 'subscription',
   sag: 'sag',
   reminder: 'invoice',
+  payment_plan: 'invoice',
 };
 
 /** The payload of a type nothing records yet. */
@@ -164,6 +166,13 @@ export interface CasePaymentReceivedData extends CaseEventData {
   amountOere: number;
 }
 
+/** A payment plan of an invoice was made, completed (every instalment paid), broken or cancelled (docs/reminders.md, "Payment plans"). */
+export interface PaymentPlanEventData {
+  paymentPlanId: string;
+  invoiceId: string;
+  customerId: string;
+}
+
 interface Entry<F extends EventFamily, D> {
   family: F;
   data: D;
@@ -201,6 +210,10 @@ export interface EventCatalogue {
   'sag.status_aendret': Entry<'sag', CaseEventData>;
   'reminder.sent': Entry<'reminder', ReminderEventData>;
   'reminder.failed': Entry<'reminder', ReminderFailedData>;
+  'payment_plan.created': Entry<'payment_plan', PaymentPlanEventData>;
+  'payment_plan.completed': Entry<'payment_plan', PaymentPlanEventData>;
+  'payment_plan.broken': Entry<'payment_plan', PaymentPlanEventData>;
+  'payment_plan.cancelled': Entry<'payment_plan', PaymentPlanEventData>;
 }
 
 /** The `data` of an event of type T. */
@@ -241,6 +254,10 @@ export const EVENT_TYPE_FAMILY: { readonly [T in EventType]: EventCatalogue[T]['
   'sag.status_aendret': 'sag',
   'reminder.sent': 'reminder',
   'reminder.failed': 'reminder',
+  'payment_plan.created': 'payment_plan',
+  'payment_plan.completed': 'payment_plan',
+  'payment_plan.broken': 'payment_plan',
+  'payment_plan.cancelled': 'payment_plan',
 };
 
 // The catalogue has exactly the types of EVENT_TYPES: neither side has a key the other lacks.

@@ -36,6 +36,10 @@ export const EVENT_TYPES = [
   'sag.status_aendret',
   'reminder.sent',
   'reminder.failed',
+  'payment_plan.created',
+  'payment_plan.completed',
+  'payment_plan.broken',
+  'payment_plan.cancelled',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -61,10 +65,10 @@ export const EVENT_BLOCKS = ['invoice', 'payment', 'customer', 'subscription', '
 
 /**
  * The families of event types: the part of a type's name before the first dot. A family is delivered in its own
- * block, except `reminder`: a reminder is about its invoice, so its events carry the `invoice` block and count in the
- * invoice's sekvensnummer (contracts/event-catalogue.ts, EVENT_FAMILY_BLOCK).
+ * block, except `reminder` and `payment_plan`: a reminder and a payment plan are about their invoice, so their events
+ * carry the `invoice` block and count in the invoice's sekvensnummer (contracts/event-catalogue.ts, EVENT_FAMILY_BLOCK).
  */
-export const EVENT_FAMILIES = [...EVENT_BLOCKS, 'reminder'] as const;
+export const EVENT_FAMILIES = [...EVENT_BLOCKS, 'reminder', 'payment_plan'] as const;
 
 const envelopeFields = {
   id: Type.String({ description: 'Event id: the webhook-id header of every delivery of this event' }),

@@ -50,7 +50,8 @@ export function createDunning(activities: DunningActivities) {
           maxSteps: STEPS_PER_WAKE,
           take: () => activities.takeDunningStep(organizationId, invoiceId),
           run: async (s, i) => {
-            if (s.kind === 'done' || s.kind === 'wait' || s.kind === 'noted') return null;
+            // A limitation warning noted, a payment plan broken: nothing to deliver, the next step follows.
+            if (s.kind === 'done' || s.kind === 'wait' || s.kind === 'noted' || s.kind === 'plan_broken') return null;
             // Collected (autoCollections): the case's lifecycle begins now; this one has ended.
             if (s.kind === 'collected') {
               handOn(ctx, organizationId);

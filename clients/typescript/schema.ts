@@ -950,6 +950,56 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/invoices/{invoiceId}/payment-plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An invoice's payment plan (its latest)
+         * @description 404 invoice_not_found for an unknown invoice, 404 payment_plan_not_found for an invoice that never had a plan.
+         *
+         *     Requires scope `invoices:read`.
+         */
+        get: operations["getPaymentPlan"];
+        put?: never;
+        /**
+         * Agree a payment plan (instalments) for an invoice
+         * @description The debtor pays the balance in 2..24 instalments; while the plan is `active` the invoice takes no reminder step. Payments fill the instalments in order; an instalment is `late` from the day after its due date, and one still not fully paid 10 days after its due date breaks the plan (`broken`): dunning resumes from that day under every statutory rule. Paying every instalment completes it. The interest accrued up to and including today is posted first; the amounts must then add up to the balance exactly (422 installments_total_mismatch with `details[0].expectedOere`). Due dates strictly increasing, the first not before today (400 validation_failed at the item's pointer). 422 invoice_not_issued (a draft), invoice_in_collections, invoice_already_paid; 409 payment_plan_exists while one is active. `waiveInterest: true`: no interest accrues while the plan is active.
+         *
+         *     Requires scope `invoices:write`.
+         */
+        post: operations["createPaymentPlan"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invoices/{invoiceId}/payment-plan/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an invoice's active payment plan
+         * @description The plan becomes `cancelled` (422 invalid_transition unless it is `active`; 404 payment_plan_not_found for an invoice that never had one), and dunning resumes from today under every statutory rule.
+         *
+         *     Requires scope `invoices:write`.
+         */
+        post: operations["cancelPaymentPlan"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/betingelse-accept": {
         parameters: {
             query?: never;
@@ -2067,6 +2117,8 @@ export interface components {
                 details?: {
                     path: string;
                     message: string;
+                    /** @description 422 installments_total_mismatch: the amount the instalments must add up to */
+                    expectedOere?: number;
                 }[];
                 requestId: string;
             };
@@ -2254,6 +2306,21 @@ export interface components {
             creditorNumber: string;
             /** @description `+71<` paymentId `+` creditorNumber `<`, as printed */
             line: string;
+        };
+        /** Installment */
+        Installment: {
+            /** @description 1, 2, 3… in due-date order */
+            number: number;
+            /**
+             * Format: date
+             * @description Calendar date, YYYY-MM-DD
+             */
+            dueDate: string;
+            amountOere: number;
+            /** @description What payments have filled of it (the instalments fill in order) */
+            paidOere: number;
+            /** @description `late` from the day after its due date while not fully paid */
+            status: "open" | "paid" | "late";
         };
         /** Invoice */
         Invoice: {
@@ -2482,6 +2549,29 @@ export interface components {
          * @description `partial`: a balance remains; `paid_in_full`: the balance is now exactly 0; `registered`: the invoice was settled already or the payment went beyond its balance, and the surplus is kept as customer credit
          */
         PaymentOutcome: "partial" | "paid_in_full" | "registered";
+        /** PaymentPlan */
+        PaymentPlan: {
+            /**
+             * Format: uuid
+             * @description Resource id (UUID)
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description Resource id (UUID)
+             */
+            invoiceId: string;
+            status: "active" | "completed" | "broken" | "cancelled";
+            waiveInterest: boolean;
+            installments: components["schemas"]["Installment"][];
+            /**
+             * Format: date-time
+             * @description UTC instant, ISO-8601
+             */
+            createdAt: string;
+            /** @description When it was completed, broken or cancelled; null while active */
+            endedAt: string | null;
+        };
         /**
          * PaymentSource
          * @description `manual` (registered through the API), `card` or `mobilepay` (paid on the hosted page), `bank` (a bank statement entry, matched on import or by hand)
@@ -6372,8 +6462,8 @@ export interface operations {
                 "application/json": {
                     /** @description HTTPS address of the receiver; cannot change later */
                     url: string;
-                    /** @description Event types this endpoint receives: 1..30 distinct values from the catalogue */
-                    eventTypes: ("invoice.issued" | "invoice.sent" | "invoice.paid" | "invoice.overdue" | "invoice.credited" | "invoice.collections" | "payment.received" | "customer.past_due" | "customer.settled" | "subscription.created" | "subscription.updated" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.ended" | "subscription.invoiced" | "subscription.payment_succeeded" | "subscription.payment_failed" | "subscription.payment_method.attached" | "subscription.payment_method.detached" | "subscription.payment_method.expiring" | "sag.oprettet" | "sag.paakrav_sendt" | "sag.overdraget" | "sag.betaling_modtaget" | "sag.afsluttet" | "sag.tilbagekaldt" | "sag.status_aendret" | "reminder.sent" | "reminder.failed")[];
+                    /** @description Event types this endpoint receives: 1..34 distinct values from the catalogue */
+                    eventTypes: ("invoice.issued" | "invoice.sent" | "invoice.paid" | "invoice.overdue" | "invoice.credited" | "invoice.collections" | "payment.received" | "customer.past_due" | "customer.settled" | "subscription.created" | "subscription.updated" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.ended" | "subscription.invoiced" | "subscription.payment_succeeded" | "subscription.payment_failed" | "subscription.payment_method.attached" | "subscription.payment_method.detached" | "subscription.payment_method.expiring" | "sag.oprettet" | "sag.paakrav_sendt" | "sag.overdraget" | "sag.betaling_modtaget" | "sag.afsluttet" | "sag.tilbagekaldt" | "sag.status_aendret" | "reminder.sent" | "reminder.failed" | "payment_plan.created" | "payment_plan.completed" | "payment_plan.broken" | "payment_plan.cancelled")[];
                     description?: string | null;
                 };
             };
@@ -6709,8 +6799,8 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    /** @description Event types this endpoint receives: 1..30 distinct values from the catalogue */
-                    eventTypes?: ("invoice.issued" | "invoice.sent" | "invoice.paid" | "invoice.overdue" | "invoice.credited" | "invoice.collections" | "payment.received" | "customer.past_due" | "customer.settled" | "subscription.created" | "subscription.updated" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.ended" | "subscription.invoiced" | "subscription.payment_succeeded" | "subscription.payment_failed" | "subscription.payment_method.attached" | "subscription.payment_method.detached" | "subscription.payment_method.expiring" | "sag.oprettet" | "sag.paakrav_sendt" | "sag.overdraget" | "sag.betaling_modtaget" | "sag.afsluttet" | "sag.tilbagekaldt" | "sag.status_aendret" | "reminder.sent" | "reminder.failed")[];
+                    /** @description Event types this endpoint receives: 1..34 distinct values from the catalogue */
+                    eventTypes?: ("invoice.issued" | "invoice.sent" | "invoice.paid" | "invoice.overdue" | "invoice.credited" | "invoice.collections" | "payment.received" | "customer.past_due" | "customer.settled" | "subscription.created" | "subscription.updated" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.ended" | "subscription.invoiced" | "subscription.payment_succeeded" | "subscription.payment_failed" | "subscription.payment_method.attached" | "subscription.payment_method.detached" | "subscription.payment_method.expiring" | "sag.oprettet" | "sag.paakrav_sendt" | "sag.overdraget" | "sag.betaling_modtaget" | "sag.afsluttet" | "sag.tilbagekaldt" | "sag.status_aendret" | "reminder.sent" | "reminder.failed" | "payment_plan.created" | "payment_plan.completed" | "payment_plan.broken" | "payment_plan.cancelled")[];
                     /** @description false: the endpoint receives nothing; its events wait for a replay */
                     active?: boolean;
                     description?: string | null;
@@ -7204,7 +7294,7 @@ export interface operations {
                 /** @description ISO-8601 date-time with offset, or YYYY-MM-DD (from midnight, Europe/Copenhagen) */
                 since?: string;
                 /** @description An event type from the catalogue */
-                type?: "invoice.issued" | "invoice.sent" | "invoice.paid" | "invoice.overdue" | "invoice.credited" | "invoice.collections" | "payment.received" | "customer.past_due" | "customer.settled" | "subscription.created" | "subscription.updated" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.ended" | "subscription.invoiced" | "subscription.payment_succeeded" | "subscription.payment_failed" | "subscription.payment_method.attached" | "subscription.payment_method.detached" | "subscription.payment_method.expiring" | "sag.oprettet" | "sag.paakrav_sendt" | "sag.overdraget" | "sag.betaling_modtaget" | "sag.afsluttet" | "sag.tilbagekaldt" | "sag.status_aendret" | "reminder.sent" | "reminder.failed";
+                type?: "invoice.issued" | "invoice.sent" | "invoice.paid" | "invoice.overdue" | "invoice.credited" | "invoice.collections" | "payment.received" | "customer.past_due" | "customer.settled" | "subscription.created" | "subscription.updated" | "subscription.paused" | "subscription.resumed" | "subscription.cancelled" | "subscription.ended" | "subscription.invoiced" | "subscription.payment_succeeded" | "subscription.payment_failed" | "subscription.payment_method.attached" | "subscription.payment_method.detached" | "subscription.payment_method.expiring" | "sag.oprettet" | "sag.paakrav_sendt" | "sag.overdraget" | "sag.betaling_modtaget" | "sag.afsluttet" | "sag.tilbagekaldt" | "sag.status_aendret" | "reminder.sent" | "reminder.failed" | "payment_plan.created" | "payment_plan.completed" | "payment_plan.broken" | "payment_plan.cancelled";
                 /** @description Page size, 1..200 */
                 limit?: number;
                 /** @description Opaque cursor from meta.nextCursor; anything else is 400 invalid_cursor */
@@ -9030,6 +9120,362 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["CaseStatus"];
+                        /** @description Response metadata */
+                        meta: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope: the key lacks the scope this operation requires */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: the id is unknown or belongs to another organisation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description idempotency_conflict or idempotency_in_progress (mutations) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unsupported_media_type: bodies must be application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A business rule refused the request (see the error code) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: see Retry-After and RateLimit-* headers */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getPaymentPlan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Invoice id (UUID) */
+                invoiceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PaymentPlan"];
+                        /** @description Response metadata */
+                        meta: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope: the key lacks the scope this operation requires */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: the id is unknown or belongs to another organisation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A business rule refused the request (see the error code) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: see Retry-After and RateLimit-* headers */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createPaymentPlan: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description One key per logical operation */
+                "idempotency-key": string;
+            };
+            path: {
+                /** @description Invoice id (UUID) */
+                invoiceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 2..24 instalments, due dates strictly increasing */
+                    installments: {
+                        /**
+                         * Format: date
+                         * @description Calendar date, YYYY-MM-DD
+                         */
+                        dueDate: string;
+                        /** @description Amount in øre, at least 100 */
+                        amountOere: number;
+                    }[];
+                    /**
+                     * @description No late-payment interest accrues while the plan is active
+                     * @default false
+                     */
+                    waiveInterest?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PaymentPlan"];
+                        /** @description Response metadata */
+                        meta: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: invalid_json, validation_failed, idempotency_key_missing, idempotency_key_invalid, invalid_cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthenticated: missing, malformed, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description insufficient_scope: the key lacks the scope this operation requires */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: the id is unknown or belongs to another organisation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description idempotency_conflict or idempotency_in_progress (mutations) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unsupported_media_type: bodies must be application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A business rule refused the request (see the error code) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: see Retry-After and RateLimit-* headers */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelPaymentPlan: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description One key per logical operation */
+                "idempotency-key": string;
+            };
+            path: {
+                /** @description Invoice id (UUID) */
+                invoiceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PaymentPlan"];
                         /** @description Response metadata */
                         meta: {
                             [key: string]: unknown;

@@ -14,6 +14,7 @@ import type { Queryable } from '../shared/db.ts';
 import { DomainError, notFound } from '../shared/errors.ts';
 import { isUuid, uuidv7 } from '../shared/ids.ts';
 import { caseStatusOf, INITIAL_CASE_STATE } from './case-lifecycle.ts';
+import { PAYMENT_PLAN_STATUS } from '../payment-plans/payment-plan-lifecycle.ts';
 import { findCaseStatusRow, toCaseStatus } from './case-queries.ts';
 
 export interface CollectedInvoice {
@@ -31,6 +32,10 @@ export function collectRefusal(ctx: DunningContext): DomainError | undefined {
   if (!isIssued(inv.status)) return new DomainError('invoice_not_issued', 'Only an issued invoice can be handed over to debt collection.');
   if (inv.type !== 'invoice' || rowBalanceOere(inv) <= 0 || inv.status === INVOICE_STATUS.paid) {
     return new DomainError('invoice_already_paid', 'The invoice has nothing left to pay.');
+  }
+  // An agreed payment plan stands while it is active: it is cancelled (or breaks) before the claim is collected.
+  if (ctx.paymentPlan?.status === PAYMENT_PLAN_STATUS.active) {
+    return new DomainError('payment_plan_active', 'The invoice has an active payment plan; cancel it before handing the invoice over.');
   }
   if (inv.due_date === null || inv.due_date >= ctx.today) {
     return new DomainError('invoice_not_due', `The invoice is not past due: its due date is ${inv.due_date}, and today is ${ctx.today}.`);

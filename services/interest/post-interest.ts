@@ -7,6 +7,8 @@ import type { Queryable } from '../shared/db.ts';
 import { uuidv7 } from '../shared/ids.ts';
 import { interestPieces, type InterestPiece, type PrincipalReduction } from '../reminders/interest-policy.ts';
 import { loadReferenceRates } from './reference-rates.ts';
+import { waivedSpans } from '../payment-plans/payment-plan-policy.ts';
+import { waivingPlans } from '../payment-plans/payment-plan-queries.ts';
 
 /** The invoice a posting is for, as its locked row was read. */
 export interface InterestClaim {
@@ -37,8 +39,14 @@ export interface PostedInterest {
  */
 export async function postInterest(sql: Queryable, claim: InterestClaim, through: string, at?: Date, reminderId: string | null = null): Promise<PostedInterest> {
   if (claim.postedThrough !== null && claim.postedThrough >= through) return { pieces: [], totalOere: 0 };
-  const [rates, reductions] = await Promise.all([loadReferenceRates(sql, { forPosting: true }), principalReductions(sql, claim)]);
-  const pieces = interestPieces({ dueDate: claim.dueDate, grossOere: claim.grossOere, reductions, postedThrough: claim.postedThrough }, rates, through);
+  const [rates, reductions, plans] = await Promise.all([
+    loadReferenceRates(sql, { forPosting: true }),
+    principalReductions(sql, claim),
+    waivingPlans(sql, claim.organizationId, claim.invoiceId),
+  ]);
+  // The days a payment plan waived are not charged (payment-plan-policy.ts).
+  const facts = { dueDate: claim.dueDate, grossOere: claim.grossOere, reductions, postedThrough: claim.postedThrough, waived: waivedSpans(plans) };
+  const pieces = interestPieces(facts, rates, through);
   for (const piece of pieces) {
     await sql`
       INSERT INTO invoice_fees (id, organization_id, invoice_id, customer_id, kind, amount_oere, interest_from, interest_to, rate_bp, rate_from, reminder_id)

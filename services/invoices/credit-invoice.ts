@@ -8,6 +8,8 @@ import { rowBalanceOere } from './invoice-balance.ts';
 import { findInvoiceRow, getInvoiceOrThrow, loadLines } from './invoice-queries.ts';
 import { loadBuyer, loadSeller } from './document-parties.ts';
 import { postInterestOnSettlement } from '../interest/post-interest.ts';
+import { endPaymentPlan } from '../payment-plans/cancel-payment-plan.ts';
+import { latestPaymentPlan } from '../payment-plans/payment-plan-queries.ts';
 import { documentView, takeNextNumber, type IssueDeps } from './issue-invoice.ts';
 import { recordTimeline } from './record-timeline.ts';
 import { assertSellerDetailsComplete } from '../organizations/seller-details.ts';
@@ -123,6 +125,9 @@ export async function creditInvoice(
     data: { invoiceId, creditNoteId: id, creditNoteNumber: number, creditedOere: original.gross_oere, externalReference: original.external_reference },
   });
   await recordTimeline(sql, organizationId, invoiceId, 'credited', { creditNoteId: id, number });
+  // The claim a payment plan scheduled is gone: an active plan ends, cancelled (docs/reminders.md, "Payment plans").
+  const plan = await latestPaymentPlan(sql, organizationId, invoiceId);
+  if (plan) await endPaymentPlan(sql, organizationId, plan, 'tryCancel', issueDate, issuedAt);
   // Crediting an overdue invoice lowers what the customer owes overdue: it may settle a customer announced past due.
   if (original.due_date !== null && original.due_date < issueDate) {
     await reconcilePastDue(sql, organizationId, issueDate, [original.customer_id]);

@@ -7,6 +7,8 @@ import { computeTotals } from './invoice-totals.ts';
 import { INVOICE_LIFECYCLE, INVOICE_STATUS, type InvoiceStatus } from './invoice-lifecycle.ts';
 import { fikOf } from '../payments/fik-payment-id.ts';
 import { interestPieces } from '../reminders/interest-policy.ts';
+import { waivedSpans } from '../payment-plans/payment-plan-policy.ts';
+import { waivingPlansJson } from '../payment-plans/payment-plan-queries.ts';
 
 /** An invoice row with the amounts derived from other tables (payments, credit notes, fees). */
 export interface InvoiceRow {
@@ -99,6 +101,8 @@ export interface AccrualFacts {
   payments: [string, number][];
   /** [from, reference rate in bp] of each half-year, oldest first. */
   rates: [string, number][];
+  /** [createdOn, endedOn | null] of each payment plan that waives interest (payment-plan-policy.ts's `waivedSpans`). */
+  waiving: [string, string | null][];
 }
 
 /**
@@ -111,7 +115,8 @@ const accrualSelect = (sql: Queryable) => sql`(
            'today', business_today(i.organization_id)::text,
            'payments', (SELECT coalesce(json_agg(json_build_array(p.payment_date::text, p.amount_oere)), '[]'::json)
                         FROM payments p WHERE p.organization_id = i.organization_id AND p.invoice_id = i.id),
-           'rates', (SELECT json_agg(json_build_array(r.from_date::text, r.reference_rate_bp) ORDER BY r.from_date) FROM reference_rates r))
+           'rates', (SELECT json_agg(json_build_array(r.from_date::text, r.reference_rate_bp) ORDER BY r.from_date) FROM reference_rates r),
+           'waiving', ${waivingPlansJson(sql)})
   FROM reminder_settings rs
   WHERE rs.organization_id = i.organization_id AND rs.late_interest = 'statutory'
     AND i.type = 'invoice' AND i.due_date IS NOT NULL AND i.status IN ${INVOICE_LIFECYCLE.in(sql, [INVOICE_STATUS.issued, INVOICE_STATUS.overdue])})`;
@@ -125,6 +130,7 @@ function accruedInterestOere(r: InvoiceRow): number {
       grossOere: r.gross_oere,
       reductions: r.accrual.payments.map(([date, amountOere]) => ({ date, amountOere: Number(amountOere) })),
       postedThrough: r.interest_posted_through,
+      waived: waivedSpans((r.accrual.waiving ?? []).map(([createdOn, endedOn]) => ({ waiveInterest: true, createdOn, endedOn }))),
     },
     r.accrual.rates.map(([from, referenceRateBp]) => ({ from, referenceRateBp })),
     r.accrual.today,

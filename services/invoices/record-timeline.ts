@@ -5,7 +5,8 @@ import { uuidv7 } from '../shared/ids.ts';
  * Stable timeline codes (GET /v1/invoices/{id}/timeline): what happened to an invoice, in order. Written in the
  * transaction of the change (or by the workflow step that observed it, e.g. the mail server's answer).
  */
-export type TimelineCode = 'created' | 'issued' | 'sent' | 'delivered' | 'opened' | 'send_failed' | 'einvoice_sent' | 'einvoice_failed' | 'credited' | 'payment' | 'reminder' | 'collections_ready' | 'collections' | 'limitation_warning' | 'terms_accepted' | 'interest_posted' | 'compensation';
+export type TimelineCode = 'created' | 'issued' | 'sent' | 'delivered' | 'opened' | 'send_failed' | 'einvoice_sent' | 'einvoice_failed' | 'credited' | 'payment' | 'reminder' | 'collections_ready' | 'collections' | 'limitation_warning' | 'terms_accepted' | 'interest_posted' | 'compensation'
+  | 'payment_plan.created' | 'payment_plan.completed' | 'payment_plan.broken' | 'payment_plan.cancelled';
 
 export async function recordTimeline(
   sql: Queryable,

@@ -12,6 +12,8 @@ import { INVOICE_STATUS, isIssued, transitionInvoice } from '../invoices/invoice
 import { recordCasePayment } from '../cases/take-due-case-step.ts';
 import { postInterestOnSettlement } from '../interest/post-interest.ts';
 import { settlePayment } from './payment-outcome.ts';
+import { activePlanIdSql } from '../payment-plans/payment-plan-queries.ts';
+import { fillPaymentPlan } from '../payment-plans/fill-payment-plan.ts';
 import { findPaymentByBookingKey, PAYMENT_COLUMNS, toPayment, type PaymentRow } from './payment-queries.ts';
 
 export interface BookPaymentInput {
@@ -72,8 +74,10 @@ export async function bookPayment(
   // The organisation's today comes from the clock meanwhile.
   // With the lock, whether the customer was announced past due: only then can this payment be a transition (a payment
   // never makes a customer past due), which is reconciled after the payment's writes, in this transaction.
-  const lockQuery = sql<{ id: string; customer_past_due: boolean }[]>`
-    SELECT i.id, (SELECT c.past_due FROM customers c WHERE c.organization_id = i.organization_id AND c.id = i.customer_id) AS customer_past_due
+  // And the invoice's active payment plan, if any: the payment fills its instalments.
+  const lockQuery = sql<{ id: string; customer_past_due: boolean; active_plan_id: string | null }[]>`
+    SELECT i.id, (SELECT c.past_due FROM customers c WHERE c.organization_id = i.organization_id AND c.id = i.customer_id) AS customer_past_due,
+           ${activePlanIdSql(sql)} AS active_plan_id
     FROM invoices i WHERE i.organization_id = ${organizationId} AND i.id = ${invoiceId} FOR UPDATE OF i`.execute();
   // clock_timestamp(): the database's time when this read runs, which is after the lock is held, so payments on one
   // invoice get increasing registration times in the order they are booked.
@@ -177,6 +181,10 @@ export async function bookPayment(
       source: input.source,
       outcome: settlement.outcome,
     }, registeredAt),
+    // An invoice with an active payment plan: the payment fills its instalments, and may complete it.
+    locked.active_plan_id !== null
+      ? fillPaymentPlan(sql, organizationId, locked.active_plan_id, input.amountOere, settlement.settles, today, registeredAt)
+      : Promise.resolve(undefined),
     // An invoice in collections: its case hears of the payment (sag.betaling_modtaget), and closes when it settles.
     row.status === INVOICE_STATUS.collections
       ? recordCasePayment(sql, organizationId, row.id, input.amountOere, settlement.settles)

@@ -13,6 +13,9 @@ import {
   type TakenReminder,
 } from './reminder-policy.ts';
 import { loadReminderSettings, type ReminderSettings } from './reminder-settings.ts';
+import { breaksOn } from '../payment-plans/payment-plan-policy.ts';
+import { latestPaymentPlan, type PaymentPlanRow } from '../payment-plans/payment-plan-queries.ts';
+import { PAYMENT_PLAN_STATUS, RESUMING_PLAN_STATUSES } from '../payment-plans/payment-plan-lifecycle.ts';
 
 /** The locked invoice and everything a decision about it needs, read in the transaction. */
 export interface DunningContext {
@@ -31,6 +34,8 @@ export interface DunningContext {
   now: Date;
   today: string;
   customer: { type: CustomerType; hasEmail: boolean; hasAddress: boolean };
+  /** The invoice's latest payment plan (any status), undefined when it never had one. */
+  paymentPlan: PaymentPlanRow | undefined;
 }
 
 interface ReminderRow {
@@ -68,6 +73,7 @@ export async function loadDunningContext(sql: Queryable, organizationId: string,
     SELECT v.id, v.flow_key, v.version, v.graph FROM invoices i
     JOIN reminder_flow_versions v ON v.organization_id = i.organization_id AND v.id = i.reminder_flow_version_id
     WHERE i.organization_id = ${organizationId} AND i.id = ${invoice.id}`;
+  const paymentPlan = await latestPaymentPlan(sql, organizationId, invoice.id);
   const customerType = customer?.type ?? 'company';
   return {
     organizationId,
@@ -78,7 +84,9 @@ export async function loadDunningContext(sql: Queryable, organizationId: string,
     now: clock!.now,
     today: clock!.today,
     customer: { type: customerType, hasEmail: customer?.has_email ?? false, hasAddress: customer?.has_address ?? false },
+    paymentPlan,
     facts: {
+      ...planFacts(paymentPlan),
       dueDate: invoice.due_date ?? clock!.today,
       remindable: invoice.type === 'invoice' && (REMINDABLE_STATUSES as readonly InvoiceStatus[]).includes(invoice.status),
       principalOutstandingOere: principalOutstandingOere({ grossOere: invoice.gross_oere, paidOere: invoice.paid_oere, creditedOere: invoice.credited_oere }),
@@ -87,6 +95,14 @@ export async function loadDunningContext(sql: Queryable, organizationId: string,
       ...(invoice.issue_date ? { startedOn: invoice.issue_date } : {}),
     },
   };
+}
+
+/** What the invoice's latest payment plan means for its dunning (reminder-policy.ts's `activePlan` and `resumesOn`). */
+function planFacts(plan: PaymentPlanRow | undefined): Pick<DunningFacts, 'activePlan' | 'resumesOn'> {
+  if (!plan) return {};
+  if (plan.status === PAYMENT_PLAN_STATUS.active) return { activePlan: { breaksOn: breaksOn(plan.installments, plan.paid_oere) } };
+  if ((RESUMING_PLAN_STATUSES as readonly string[]).includes(plan.status) && plan.ended_on !== null) return { resumesOn: plan.ended_on };
+  return {};
 }
 
 /**

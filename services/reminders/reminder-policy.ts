@@ -47,6 +47,14 @@ export const PLAN_RULES = {
   },
   paymentReminderFree: { id: 'plan-payment-reminder-free', text: 'The payment reminder, before the numbered reminders, is always free.' },
   noFee: { id: 'plan-no-fee', text: 'The plan charges no fee for this reminder.' },
+  planBreaks: {
+    id: 'payment-plan-breaks',
+    text: 'A payment plan is active: no reminder is taken. It breaks when an instalment is still not fully paid 10 days after its due date.',
+  },
+  planEnded: {
+    id: 'payment-plan-ended',
+    text: 'A payment plan was broken or cancelled: dunning resumes on the day it ended, no step dated before it.',
+  },
   undeliverable: {
     id: 'no-channel-no-fee',
     text: 'The customer can be reached by none of the channels the plan allows: the reminder counts as taken and charges nothing.',
@@ -188,6 +196,13 @@ export interface DunningFacts {
    * due date is not reminded as of days it did not exist (docs/reminders.md, "Decisions the engine takes").
    */
   startedOn?: string;
+  /**
+   * An active payment plan (docs/reminders.md, "Payment plans"): dunning takes no step while it lasts; its only step
+   * is breaking it on `breaksOn` (an instalment's due date + 10 days while that instalment is not fully paid).
+   */
+  activePlan?: { breaksOn: string | null };
+  /** The day the invoice's latest broken or cancelled payment plan ended: dunning resumes then, no step is dated before it. */
+  resumesOn?: string;
 }
 
 export type PlannedStep =
@@ -195,7 +210,9 @@ export type PlannedStep =
   | { kind: 'reminder'; reminderNumber: number; date: string; demandLetter: boolean }
   | { kind: 'limitation_warning'; daysBefore: LimitationWarning; date: string }
   /** autoCollections: the hand-over to debt collection (as POST …/collect), the day after the demand letter's deadline. */
-  | { kind: 'collect'; date: string };
+  | { kind: 'collect'; date: string }
+  /** The active payment plan breaks: an instalment is still not fully paid 10 days after its due date. */
+  | { kind: 'break_plan'; date: string };
 
 const lastFeeBearing = (taken: readonly TakenReminder[]): TakenReminder | undefined => taken.filter((t) => t.feeOere > 0).at(-1);
 const maxDate = (a: string, b: string): string => (a > b ? a : b);
@@ -287,6 +304,19 @@ export function nextStep(facts: DunningFacts, source: PlanSource): PlannedStep |
 export function decideStep(facts: DunningFacts, source: PlanSource): Decided | null {
   const plan = toPlan(source);
   if (!facts.remindable || facts.principalOutstandingOere <= 0) return null;
+  // An active payment plan pauses every step; the only one left is its break.
+  if (facts.activePlan) {
+    return facts.activePlan.breaksOn === null ? null : { step: { kind: 'break_plan', date: facts.activePlan.breaksOn }, dateRule: PLAN_RULES.planBreaks };
+  }
+  const decided = decideUnpaused(facts, plan);
+  // After a broken or cancelled plan, dunning resumes on its end date at the earliest (every other rule still holds).
+  if (decided && facts.resumesOn !== undefined && decided.step.date < facts.resumesOn) {
+    return { step: { ...decided.step, date: facts.resumesOn }, dateRule: PLAN_RULES.planEnded };
+  }
+  return decided;
+}
+
+function decideUnpaused(facts: DunningFacts, plan: ReminderPlan): Decided | null {
   const barred = timeBarredOn(facts.dueDate);
   const candidates: Decided[] = [];
   for (const daysBefore of LIMITATION_WARNING_DAYS) {
@@ -308,12 +338,13 @@ export function decideStep(facts: DunningFacts, source: PlanSource): Decided | n
 
 /** The next reminder-type step of the plan (what `meta.nextReminder` shows), ignoring limitation warnings. */
 export function nextReminderStep(facts: DunningFacts, source: PlanSource): { type: 'payment_reminder' | 'reminder'; reminderNumber: number | null; date: string } | null {
-  if (!facts.remindable || facts.principalOutstandingOere <= 0) return null;
+  if (!facts.remindable || facts.principalOutstandingOere <= 0 || facts.activePlan) return null;
   const plan = toPlan(source);
+  const resumed = (date: string) => (facts.resumesOn !== undefined && date < facts.resumesOn ? facts.resumesOn : date);
   const pr = nextPaymentReminder(facts, plan);
-  if (pr) return { type: 'payment_reminder', reminderNumber: null, date: pr.step.date };
+  if (pr) return { type: 'payment_reminder', reminderNumber: null, date: resumed(pr.step.date) };
   const r = nextReminder(facts, plan);
-  return r ? { type: 'reminder', reminderNumber: r.reminderNumber, date: r.date } : null;
+  return r ? { type: 'reminder', reminderNumber: r.reminderNumber, date: resumed(r.date) } : null;
 }
 
 export interface FeeFacts {

@@ -10,6 +10,7 @@ import { loadDunningContext } from './dunning-context.ts';
 import { lockCustomerDunning } from './lock-customer-dunning.ts';
 import { scheduleDunning } from './schedule-dunning.ts';
 import { takeReminder } from './take-reminder.ts';
+import { PAYMENT_PLAN_STATUS } from '../payment-plans/payment-plan-lifecycle.ts';
 
 /**
  * `POST /v1/invoices/{id}/reminders`: sends the next numbered reminder now, in the caller's transaction with the
@@ -29,6 +30,10 @@ export async function sendManualReminder(sql: Queryable, organizationId: string,
   if (!isIssued(inv.status)) throw notEligible('Only an issued invoice can be reminded.');
   if (inv.status === INVOICE_STATUS.collections) throw notEligible('The invoice has been handed over to debt collection.');
   if (rowBalanceOere(inv) <= 0 || inv.status === INVOICE_STATUS.paid) throw notEligible('The invoice has nothing left to pay.');
+  // The debtor is paying by an agreed plan: no reminder while it is active (it is cancelled, or breaks, first).
+  if (ctx.paymentPlan?.status === PAYMENT_PLAN_STATUS.active) {
+    throw new DomainError('payment_plan_active', 'The invoice has an active payment plan; no reminder is sent while it lasts.');
+  }
   if (inv.due_date === null || inv.due_date >= ctx.today) throw notEligible(`The invoice is not past due: its due date is ${inv.due_date}.`);
   if (ctx.facts.principalOutstandingOere <= 0) throw notEligible('Only reminder fees are outstanding; they are not reminded.');
   const numbered = ctx.facts.taken.filter((t) => t.type === 'reminder');

@@ -4,7 +4,8 @@ import { citeRules, type Rule, type StepRule } from '../law/danish-law.ts';
 import { INVOICE_LIFECYCLE, REMINDABLE_STATUSES } from '../invoices/invoice-lifecycle.ts';
 import { decideStep } from './reminder-policy.ts';
 import { PENDING_DELIVERY, REMINDER_DELIVERY_LIFECYCLE } from './reminder-delivery-lifecycle.ts';
-import { loadDunningContext, type DunningContext } from './dunning-context.ts';
+import { loadDunningContext, stepInstant, type DunningContext } from './dunning-context.ts';
+import { breakPaymentPlan } from '../payment-plans/break-payment-plan.ts';
 import { lockCustomerDunning } from './lock-customer-dunning.ts';
 import { noteLimitationWarning } from './note-limitation-warning.ts';
 import { scheduleDunning } from './schedule-dunning.ts';
@@ -34,6 +35,8 @@ export type DunningStep =
   | { kind: 'done' }
   | { kind: 'wait'; date: string; rule?: StepRule }
   | { kind: 'noted'; daysBefore: number; date: string; rule?: StepRule }
+  /** The invoice's active payment plan broke on `date` (an instalment unpaid 10 days after its due date); dunning resumes. */
+  | { kind: 'plan_broken'; paymentPlanId: string; date: string; rule?: StepRule }
   | { kind: 'deliver'; reminderId: string; delivery: 'pending' | 'none'; documented: boolean; taken?: Omit<TakenStep, 'feeRule'>; rule?: StepRule }
   /**
    * A step of another invoice of the customer that comes first (an earlier date, or on the same date an older due date
@@ -74,6 +77,11 @@ async function takeInTransaction(db: Db, organizationId: string, invoiceId: stri
     if (step.date > ctx.today) {
       await scheduleDunning(tx, organizationId, invoiceId, step.date);
       return { step: { kind: 'wait', date: step.date, rule: citeRules(dateRule, null) } };
+    }
+    if (step.kind === 'break_plan') {
+      const plan = ctx.paymentPlan!;
+      await breakPaymentPlan(tx, organizationId, plan, step.date, stepInstant(ctx, step.date));
+      return { step: { kind: 'plan_broken', paymentPlanId: plan.id, date: step.date, rule: citeRules(dateRule, null) } };
     }
     if (step.kind === 'limitation_warning') {
       await noteLimitationWarning(tx, ctx, step.daysBefore, step.date);
@@ -116,7 +124,7 @@ type SiblingStep = { type: 'payment_reminder' | 'reminder'; reminderNumber: numb
 function dueReminderStep(ctx: DunningContext): { order: OrderedStep; dateRule: Rule; step: SiblingStep } | undefined {
   const decided = decideStep(ctx.facts, ctx.plan);
   const step = decided?.step;
-  if (!decided || !step || step.kind === 'limitation_warning' || step.kind === 'collect' || step.date > ctx.today) return undefined;
+  if (!decided || !step || step.kind === 'limitation_warning' || step.kind === 'collect' || step.kind === 'break_plan' || step.date > ctx.today) return undefined;
   return {
     order: { date: step.date, dueDate: ctx.facts.dueDate, number: ctx.invoice.number ?? Number.MAX_SAFE_INTEGER, invoiceId: ctx.invoice.id },
     dateRule: decided.dateRule,

@@ -3,6 +3,8 @@ import { ErrorStatus, type ErrorCode } from '../../contracts/errors.ts';
 export interface ErrorDetail {
   path: string;
   message: string;
+  /** 422 installments_total_mismatch: what the instalments must add up to. */
+  expectedOere?: number;
 }
 
 /**

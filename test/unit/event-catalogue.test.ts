@@ -4,8 +4,8 @@ import { EVENT_BLOCKS, EVENT_FAMILIES, EVENT_TYPES } from '../../contracts/event
 
 /** The family block each event type is delivered with, which recordEvent derives from the type. */
 describe('event catalogue', () => {
-  it('gives every one of the 30 event types a family, and nothing else', () => {
-    assert.equal(EVENT_TYPES.length, 30);
+  it('gives every one of the 34 event types a family, and nothing else', () => {
+    assert.equal(EVENT_TYPES.length, 34);
     assert.deepEqual(Object.keys(EVENT_TYPE_FAMILY).sort(), [...EVENT_TYPES].sort());
   });
 
@@ -17,12 +17,18 @@ describe('event catalogue', () => {
     }
   });
 
-  it("delivers each family in its own block, and the reminder family in its invoice's", () => {
+  it("delivers each family in its own block, and the reminder and payment-plan families in their invoice's", () => {
     assert.deepEqual(
       EVENT_FAMILIES.map((f) => [f, EVENT_FAMILY_BLOCK[f]]),
-      [['invoice', 'invoice'], ['payment', 'payment'], ['customer', 'customer'], ['subscription', 'subscription'], ['sag', 'sag'], ['reminder', 'invoice']],
+      [['invoice', 'invoice'], ['payment', 'payment'], ['customer', 'customer'], ['subscription', 'subscription'], ['sag', 'sag'], ['reminder', 'invoice'], ['payment_plan', 'invoice']],
     );
     for (const block of Object.values(EVENT_FAMILY_BLOCK)) assert.ok((EVENT_BLOCKS as readonly string[]).includes(block), block);
     assert.deepEqual(EVENT_TYPES.filter((t) => t.startsWith('reminder.')), ['reminder.sent', 'reminder.failed']);
+    assert.deepEqual(EVENT_TYPES.filter((t) => t.startsWith('payment_plan.')), [
+      'payment_plan.created',
+      'payment_plan.completed',
+      'payment_plan.broken',
+      'payment_plan.cancelled',
+    ]);
   });
 });

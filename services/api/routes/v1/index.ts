@@ -17,6 +17,7 @@ import { referenceRateRoutes } from './reference-rates.ts';
 import { reminderRoutes } from './reminders.ts';
 import { caseRoutes } from './cases.ts';
 import { collectRoutes } from './collect.ts';
+import { paymentPlanRoutes } from './payment-plans.ts';
 import { termsEvidenceRoutes } from './terms-evidence.ts';
 import { reminderFlowRoutes } from './reminder-flows.ts';
 import { subscriptionRoutes } from './subscriptions.ts';
@@ -48,6 +49,7 @@ export function registerV1Routes(app: FastifyInstance, deps: AppDeps): void {
   reminderRoutes(app, deps);
   caseRoutes(app, deps);
   collectRoutes(app, deps);
+  paymentPlanRoutes(app, deps);
   termsEvidenceRoutes(app, deps);
   reminderFlowRoutes(app, deps);
   subscriptionRoutes(app, deps);
