@@ -50,7 +50,7 @@ export function paymentPlanRoutes(app: FastifyInstance, deps: AppDeps): void {
         response: { 200: Envelope(PaymentPlan) },
       },
     },
-    async (req) => ({ data: await db.read((sql) => getPaymentPlan(sql, req.auth.organizationId, req.params.invoiceId)) }),
+    async (req) => ({ data: await db.read((sql) => getPaymentPlan(sql, req.auth.organizationId, req.params.invoiceId)), meta: {} }),
   );
 
   app.post<{ Params: { invoiceId: string } }>(
