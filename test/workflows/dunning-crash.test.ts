@@ -9,6 +9,7 @@ import { createRestateWakeups } from '../../services/clock/wakeups.ts';
 import { createEngineClient } from '../../services/shared/engine-client.ts';
 import { call, createTestOrg, startTestApp, TEST_MASTER_KEY, testDb, type TestApp, type TestOrg } from '../helpers/context.ts';
 import { header, onlyLeaf, parseMime } from '../helpers/mime.ts';
+import { reminderSettingsBody } from '../helpers/reminders.ts';
 import { startTestRestate, type TestRestate } from '../helpers/restate.ts';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.ts';
 import { startWorkerProcess, within } from '../helpers/worker-process.ts';
@@ -97,9 +98,16 @@ describe('dunning survives a killed workflows process', function () {
     email: string;
   }
 
-  /** An organisation of its own (its own test clock) with one customer and one issued invoice, with default reminder settings. */
-  async function issueInvoice(): Promise<Issued> {
+  /**
+   * An organisation of its own (its own test clock) with one customer and one issued invoice, with default reminder
+   * settings (`interest`: statutory late-payment interest and the 310 kr compensation switched on).
+   */
+  async function issueInvoice(opts: { interest?: boolean } = {}): Promise<Issued> {
     const org = await createTestOrg({ name: 'Rykker Test ApS' });
+    if (opts.interest) {
+      const put = await call(t.app, 'PUT', '/v1/reminder-settings', { key: org.apiKey, body: reminderSettingsBody({ lateInterest: 'statutory', compensation: true }) });
+      assert.equal(put.status, 200, put.raw);
+    }
     const email = `bogholderi-${++customers}@kunde.dk`;
     const c = await call(t.app, 'POST', '/v1/customers', { key: org.apiKey, body: { type: 'company', name: 'Kunde A/S', cvr: '87654321', email } });
     assert.equal(c.status, 201, c.raw);
@@ -167,6 +175,8 @@ describe('dunning survives a killed workflows process', function () {
         type: h.type,
         reminderNumber: h.reminderNumber,
         feeOere: h.feeOere,
+        interestOere: h.interestOere,
+        compensationOere: h.compensationOere,
         channel: h.channel,
         status: h.status,
         demandLetter: h.demandLetter,
@@ -174,7 +184,12 @@ describe('dunning survives a killed workflows process', function () {
         sentOn: days(copenhagenToday(new Date(String(h.sentAt)))),
         deadline: days(String(h.deadline)),
       })),
-      invoice: { status: invoice.status, reminderFeeOere: invoice.reminderFeeOere, balanceOere: invoice.balanceOere - inv.grossOere },
+      invoice: {
+        status: invoice.status,
+        reminderFeeOere: invoice.reminderFeeOere,
+        balanceOere: invoice.balanceOere - inv.grossOere,
+        ...(invoice.interestOere > 0 || invoice.compensationOere > 0 ? { interestOere: invoice.interestOere, compensationOere: invoice.compensationOere } : {}),
+      },
       // One invoice_fees row per fee-bearing reminder, and each reminder's fee is that row.
       fees: fees.map((f) => [f.kind, f.amount_oere]),
       feesMatchReminders: rows.filter((r) => r.fee_oere > 0).map((r) => fees.find((f) => f.id === r.fee_id)?.amount_oere ?? 'no such fee row'),
@@ -207,10 +222,10 @@ describe('dunning survives a killed workflows process', function () {
    * Dunning of one invoice, killed at `fault` on its first reminder and finished by a fresh process; then a control
    * invoice dunned over the same days without a fault. Returns both outcomes and the mail counts.
    */
-  async function killAndRestart(fault: Fault) {
+  async function killAndRestart(fault: Fault, opts: { interest?: boolean } = {}) {
     const port = await freePort();
     const faulty = await startWorker(port, fault);
-    const victim = await issueInvoice();
+    const victim = await issueInvoice(opts);
     await advance(victim.org, ADVANCE_DAYS);
     const stopped = await within(`the worker to stop at ${fault}`, faulty.stopped, 20_000);
     assert.equal(stopped.point, fault);
@@ -222,13 +237,14 @@ describe('dunning survives a killed workflows process', function () {
       left.map((r) => [r.id, r.delivery, r.fee_oere]),
       [[stopped.reminderId, 'pending', 10_000]],
     );
-    assert.equal((await feeRows(victim)).length, 1);
+    // The fee, and with interest on the step's interest and the compensation, committed with it.
+    assert.deepEqual((await feeRows(victim)).map((f) => f.kind), opts.interest ? ['reminder', 'interest', 'compensation'] : ['reminder']);
     const mailedBeforeKill = mailsTo(victim).length;
 
     const fresh = await startWorker(port);
     try {
       await settled(victim);
-      const control = await issueInvoice();
+      const control = await issueInvoice(opts);
       await advance(control.org, ADVANCE_DAYS);
       await settled(control);
       return {
@@ -272,6 +288,17 @@ describe('dunning survives a killed workflows process', function () {
     assertPlan(r.control);
     assert.deepEqual(r.victim, r.control);
     assert.deepEqual(r.controlMails, { perReminder: [1, 1], contents: [1, 1], other: 0 });
+    assert.deepEqual(r.victimMails, { perReminder: [1, 1], contents: [1, 1], other: 0 });
+  });
+
+  it('with interest on, killed between the step\'s commit and its delivery: the interest and the compensation are posted once', async () => {
+    const r = await killAndRestart('taken', { interest: true });
+    assert.equal(r.mailedBeforeKill, 0);
+    assert.deepEqual(r.victim, r.control);
+    // Reminder 1: its fee, its interest piece and the compensation; reminder 2: its fee and its interest piece.
+    assert.deepEqual(r.control.fees.map(([kind]) => kind), ['reminder', 'interest', 'compensation', 'reminder', 'interest']);
+    assert.ok(r.control.history.every((h) => Number(h.interestOere) > 0), JSON.stringify(r.control.history));
+    assert.deepEqual(r.control.history.map((h) => h.compensationOere), [31_000, 0]);
     assert.deepEqual(r.victimMails, { perReminder: [1, 1], contents: [1, 1], other: 0 });
   });
 
