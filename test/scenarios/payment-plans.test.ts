@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { addDays } from '../../services/shared/clock.ts';
-import { halfYearOf } from '../../services/law/danish-law.ts';
 import { call, testDb } from '../helpers/context.ts';
 import { reminderSettingsBody } from '../helpers/reminders.ts';
+import { interestByHand } from '../helpers/interest-by-hand.ts';
 import { startScenario, type Scenario } from '../helpers/scenario.ts';
 
 /**
@@ -24,21 +24,7 @@ describe('scenario: payment plans pause dunning, complete, break and resume', fu
     await s?.close();
   });
 
-  const rateOn = async (day: string): Promise<number> => {
-    const [r] = await testDb().db.sql<{ bp: number }[]>`
-      SELECT reference_rate_bp + 800 AS bp FROM reference_rates WHERE from_date <= ${halfYearOf(day)}::date ORDER BY from_date DESC LIMIT 1`;
-    return r!.bp;
-  };
-  /** Interest on a constant principal for the days after `from` up to and including `to`, each half-year rounded on its own. */
-  const byHand = async (principal: number, from: string, to: string): Promise<number> => {
-    const sums = new Map<string, bigint>();
-    for (let d = addDays(from, 1); d <= to; d = addDays(d, 1)) {
-      sums.set(halfYearOf(d), (sums.get(halfYearOf(d)) ?? 0n) + BigInt(principal) * BigInt(await rateOn(d)));
-    }
-    let total = 0;
-    for (const sum of sums.values()) total += Number((2n * sum + 3_650_000n) / 7_300_000n);
-    return total;
-  };
+  const byHand = interestByHand;
   const history = async (id: string) =>
     ((await call(s.api.app, 'GET', `/v1/invoices/${id}/reminders`, { key: s.org.apiKey })).body.data as { reminderNumber: number; feeOere: number; interestOere: number; sentAt: string }[]);
   const reminderDates = async (id: string) =>
