@@ -15,6 +15,13 @@ export interface TestRestate extends RestateServer {
    * (`identityKeys`), so that tests run with request identity as production does.
    */
   identityKeys: string[];
+  /**
+   * SIGKILLs the server, as a crash would: no shutdown, the data directory and the ports stay. `pid` and `exited`
+   * keep describing the dead process until `restart`.
+   */
+  kill(): Promise<void>;
+  /** Starts the server again on the same data directory, ports, settings and key, after `kill` (or a crash). */
+  restart(): Promise<void>;
 }
 
 async function distinctPorts(n: number): Promise<number[]> {
@@ -33,9 +40,10 @@ export async function startTestRestate(env: Record<string, string> = {}): Promis
   const [ingress, admin, fabric] = (await distinctPorts(3)) as [number, number, number];
   let server: RestateServer;
   let identity: RequestIdentity;
+  let start: () => Promise<RestateServer>;
   try {
     identity = readOrCreateRequestIdentity(dir);
-    server = await startRestateServer({
+    const options = {
       baseDir: join(dir, 'data'),
       ports: { ingress, admin, fabric },
       logFile: join(dir, 'restate.log'),
@@ -45,15 +53,43 @@ export async function startTestRestate(env: Record<string, string> = {}): Promis
         RESTATE_DEFAULT_RETRY_POLICY__ON_MAX_ATTEMPTS: 'kill',
         ...env,
       },
-    });
+    };
+    start = () => startRestateServer(options);
+    server = await start();
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
     throw err;
   }
+  // Getters: after a restart the pid, the exit and the start-up time are the new process's.
   return {
-    ...server,
+    ingressUrl: server.ingressUrl,
+    adminUrl: server.adminUrl,
+    ports: server.ports,
+    get pid() {
+      return server.pid;
+    },
+    get startupMs() {
+      return server.startupMs;
+    },
+    get exited() {
+      return server.exited;
+    },
     query: (sql) => restateQuery(server.adminUrl, sql),
     identityKeys: [identity.publicKey],
+    async kill() {
+      try {
+        process.kill(server.pid, 'SIGKILL');
+      } catch (err) {
+        // Gone already (it crashed on its own): nothing to kill.
+        if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+      }
+      await server.exited;
+      // Already exited: only forgets the process (its exit listener).
+      await server.stop();
+    },
+    async restart() {
+      server = await start();
+    },
     async stop(timeoutMs?: number) {
       try {
         await server.stop(timeoutMs);
