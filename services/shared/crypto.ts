@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomFillSync, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hash, hkdfSync, randomFillSync, timingSafeEqual } from 'node:crypto';
 import { createBatchDecrypt } from './batch-decrypt.ts';
 
 /**
@@ -80,7 +80,9 @@ export function createKeyring(master: Buffer): Keyring {
   };
 }
 
-export const sha256 = (data: string | Buffer): Buffer => createHash('sha256').update(data).digest();
+// The one-shot digest: createHash's object and three calls cost about 4 µs more per call, paid on every authenticated
+// request (the API key's hash).
+export const sha256 = (data: string | Buffer): Buffer => hash('sha256', data, 'buffer');
 
 export const safeEqual = (a: Buffer, b: Buffer): boolean => a.length === b.length && timingSafeEqual(a, b);
 

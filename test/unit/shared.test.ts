@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createKeyring, parseMasterKey, randomBytesPooled, randomToken } from '../../services/shared/crypto.ts';
+import { createKeyring, parseMasterKey, randomBytesPooled, randomToken, sha256 } from '../../services/shared/crypto.ts';
 import { createBatchDecrypt } from '../../services/shared/batch-decrypt.ts';
 import { decodeCursor, encodeCursor, page } from '../../services/shared/cursor.ts';
 import { DomainError } from '../../services/shared/errors.ts';
@@ -79,6 +79,12 @@ describe('crypto', () => {
     assert.notDeepEqual(keyring.blindIndex('e', 'a@b.dk'), keyring.blindIndex('e', 'A@b.dk'));
     assert.notDeepEqual(keyring.blindIndex('e', 'a@b.dk'), keyring.blindIndex('f', 'a@b.dk'));
     assert.notDeepEqual(keyring.blindIndex('e', 'a@b.dk'), createKeyring(Buffer.alloc(32, 2)).blindIndex('e', 'a@b.dk'));
+  });
+
+  it('hashes text and bytes with SHA-256', () => {
+    assert.equal(sha256('abc').toString('hex'), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    assert.deepEqual(sha256(Buffer.from('abc')), sha256('abc'));
+    assert.equal(sha256('').toString('hex'), 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
   });
 
   it('parses a master key given as hex or base64 and refuses other lengths', () => {
