@@ -31,6 +31,37 @@ export function toCustomer(keyring: Keyring, r: CustomerRow): Customer {
   return customerOf(r, r.email_enc ? keyring.decrypt(r.email_enc) : null, r.phone_enc ? keyring.decrypt(r.phone_enc) : null);
 }
 
+/**
+ * A page of rows in the API shape: every row's e-mail and phone decrypted in one batch, and each address with its
+ * fields in the schema's order (street, postalCode, city, country) rather than JSONB's, so that the page can be written
+ * with JSON.stringify (services/api/routes/v1/customer-page-json.ts).
+ */
+export function toCustomers(keyring: Keyring, rows: readonly CustomerRow[]): Customer[] {
+  const blobs: (Buffer | null)[] = new Array<Buffer | null>(rows.length * 2);
+  for (let i = 0; i < rows.length; i++) {
+    blobs[2 * i] = rows[i]!.email_enc;
+    blobs[2 * i + 1] = rows[i]!.phone_enc;
+  }
+  const plain = keyring.decryptMany(blobs);
+  return rows.map((r, i) => {
+    const c = customerOf(r, plain[2 * i] ?? null, plain[2 * i + 1] ?? null);
+    c.address = addressInSchemaOrder(c.address);
+    return c;
+  });
+}
+
+/** The address with its fields in the schema's order; one with any other field is left as it is. */
+function addressInSchemaOrder(a: Address | null): Address | null {
+  if (a === null || typeof a !== 'object' || Array.isArray(a)) return a;
+  for (const k in a) if (k !== 'street' && k !== 'postalCode' && k !== 'city' && k !== 'country') return a;
+  const out: Address = {};
+  if (a.street !== undefined) out.street = a.street;
+  if (a.postalCode !== undefined) out.postalCode = a.postalCode;
+  if (a.city !== undefined) out.city = a.city;
+  if (a.country !== undefined) out.country = a.country;
+  return out;
+}
+
 /** The API shape of a row whose e-mail and phone are already in clear text (read and decrypted, or just written). */
 export function customerOf(
   r: Omit<CustomerRow, 'email_enc' | 'phone_enc'>,

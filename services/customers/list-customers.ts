@@ -1,8 +1,9 @@
 import type { Customer, CustomerListQuery } from '../../contracts/customers.ts';
 import type { Keyring } from '../shared/crypto.ts';
 import type { Queryable } from '../shared/db.ts';
+import type { Fragment } from 'postgres';
 import { decodeCursor, encodeCursor, page, type CursorScope } from '../shared/cursor.ts';
-import { CUSTOMER_COLUMNS, emailIndex, toCustomer, type CustomerRow } from './customer-queries.ts';
+import { CUSTOMER_COLUMNS, emailIndex, toCustomers, type CustomerRow } from './customer-queries.ts';
 import { pastDueCustomerIds } from './balance-queries.ts';
 
 /**
@@ -23,18 +24,28 @@ export async function listCustomers(
   const scope: CursorScope = { organizationId, list: 'customers', filters };
   if (q.pastDue !== undefined && today === undefined) throw new Error('listCustomers: the pastDue filter needs the organisation\'s today');
   const after = q.cursor !== undefined ? (decodeCursor(keyring, scope, q.cursor)[0] as string) : null;
-  const rows = await sql<CustomerRow[]>`
-    SELECT ${sql(CUSTOMER_COLUMNS)}, cpr_enc IS NOT NULL AS has_cpr
-    FROM customers
-    WHERE organization_id = ${organizationId}
-      ${q.cvr !== undefined ? sql`AND cvr = ${q.cvr}` : sql``}
-      ${q.email !== undefined ? sql`AND email_bidx = ${emailIndex(keyring, q.email)}` : sql``}
-      ${q.externalReference !== undefined ? sql`AND external_reference = ${q.externalReference}` : sql``}
-      ${q.pastDue === true ? sql`AND id IN (${pastDueCustomerIds(sql, organizationId, today!)})` : sql``}
-      ${q.pastDue === false ? sql`AND id NOT IN (${pastDueCustomerIds(sql, organizationId, today!)})` : sql``}
-      ${after ? sql`AND id < ${after}` : sql``}
-    ORDER BY id DESC
-    LIMIT ${limit + 1}`;
+  // Only the filters given become fragments: postgres.js builds every fragment of a statement on each call, empty ones
+  // too, and the unfiltered first page (most reads) then needs none.
+  const and: Fragment[] = [];
+  if (q.cvr !== undefined) and.push(sql`AND cvr = ${q.cvr}`);
+  if (q.email !== undefined) and.push(sql`AND email_bidx = ${emailIndex(keyring, q.email)}`);
+  if (q.externalReference !== undefined) and.push(sql`AND external_reference = ${q.externalReference}`);
+  if (q.pastDue === true) and.push(sql`AND id IN (${pastDueCustomerIds(sql, organizationId, today!)})`);
+  if (q.pastDue === false) and.push(sql`AND id NOT IN (${pastDueCustomerIds(sql, organizationId, today!)})`);
+  if (after) and.push(sql`AND id < ${after}`);
+  const rows = and.length === 0
+    ? await sql<CustomerRow[]>`
+        SELECT ${sql(CUSTOMER_COLUMNS)}, cpr_enc IS NOT NULL AS has_cpr
+        FROM customers
+        WHERE organization_id = ${organizationId}
+        ORDER BY id DESC
+        LIMIT ${limit + 1}`
+    : await sql<CustomerRow[]>`
+        SELECT ${sql(CUSTOMER_COLUMNS)}, cpr_enc IS NOT NULL AS has_cpr
+        FROM customers
+        WHERE organization_id = ${organizationId} ${and}
+        ORDER BY id DESC
+        LIMIT ${limit + 1}`;
   const { items, nextCursor } = page(rows, limit, (last) => encodeCursor(keyring, scope, [last.id]));
-  return { items: items.map((r) => toCustomer(keyring, r)), nextCursor };
+  return { items: toCustomers(keyring, items), nextCursor };
 }

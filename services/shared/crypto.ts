@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomFillSync, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hash, hkdfSync, randomFillSync, timingSafeEqual } from 'node:crypto';
+import { createBatchDecrypt } from './batch-decrypt.ts';
 
 /**
  * Encryption of personal data at rest (AES-256-GCM) and the keyed hashes derived from the same master key.
@@ -10,6 +11,11 @@ import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, ran
 export interface Keyring {
   encrypt(plain: string): Buffer;
   decrypt(blob: Buffer): string;
+  /**
+   * Many values at once, null for null: the same checks and results as `decrypt` on each, at a fraction of the cost
+   * per value (services/shared/batch-decrypt.ts). Throws, and returns nothing, if any value fails its check.
+   */
+  decryptMany(blobs: readonly (Buffer | null)[]): (string | null)[];
   /** Deterministic keyed hash for exact-match lookups of encrypted values. */
   blindIndex(kind: string, value: string): Buffer;
   /** MAC for opaque tokens the API hands out (cursors). */
@@ -48,6 +54,7 @@ export function createKeyring(master: Buffer): Keyring {
   const encKey = derive(master, 'pii-encryption');
   const indexKey = derive(master, 'blind-index');
   const macKey = derive(master, 'token-mac');
+  const decryptMany = createBatchDecrypt(encKey);
   return {
     encrypt(plain) {
       const nonce = randomBytesPooled(12);
@@ -63,6 +70,7 @@ export function createKeyring(master: Buffer): Keyring {
       decipher.setAuthTag(tag);
       return Buffer.concat([decipher.update(blob.subarray(13, blob.length - 16)), decipher.final()]).toString('utf8');
     },
+    decryptMany,
     blindIndex(kind, value) {
       return createHmac('sha256', indexKey).update(`${kind}\u0000${value}`).digest();
     },
@@ -72,7 +80,9 @@ export function createKeyring(master: Buffer): Keyring {
   };
 }
 
-export const sha256 = (data: string | Buffer): Buffer => createHash('sha256').update(data).digest();
+// The one-shot digest: createHash's object and three calls cost about 4 µs more per call, paid on every authenticated
+// request (the API key's hash).
+export const sha256 = (data: string | Buffer): Buffer => hash('sha256', data, 'buffer');
 
 export const safeEqual = (a: Buffer, b: Buffer): boolean => a.length === b.length && timingSafeEqual(a, b);
 

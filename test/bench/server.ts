@@ -17,6 +17,7 @@ import { uuidv7 } from '../../services/shared/ids.ts';
 import { realClock } from '../../services/shared/clock.ts';
 import { createPostgresDocumentStore } from '../../services/documents/postgres-document-store.ts';
 import { CUSTOMER_COLUMNS, type CustomerRow } from '../../services/customers/customer-queries.ts';
+import { encodeCursor } from '../../services/shared/cursor.ts';
 import { BENCH_CUSTOMERS_TABLE, BENCH_TABLE, SERVER_KINDS, type ReadyMessage, type ServerKind, type UsageMessage } from './protocol.ts';
 import { insertCaseFloor, type CaseBody } from './cases.ts';
 import { openLimiterStore, type OpenLimiterStore } from '../../services/shared/limiter-store.ts';
@@ -93,10 +94,13 @@ async function bareSelect(db: Db): Promise<FastifyInstance> {
     return { id: row.id, name: row.name };
   });
   /*
-   * S50, a diagnostic floor for the list route (no target): the same 50-row page query the list runs, mapped to
-   * the API's field names and serialised, but without decryption, the response schema, auth or a cursor. What
-   * the list costs beyond this is the app's own work; what this costs beyond S is the price of 50 rows.
+   * S50, a diagnostic floor for the list route (no target): what a 50-row page must do at the least. The same page
+   * query the list runs, every row's e-mail and phone decrypted (one batch, the keyring's fastest way), every field
+   * of the API's Customer under its name, the next page's cursor (MAC'd as the route's), serialised with
+   * JSON.stringify; no auth, validation, hooks or response schema. What the list costs beyond this is the app's own
+   * work; what this costs beyond S is the price of 50 rows.
    */
+  const keyring = createKeyring(parseMasterKey(need('BENCH_MASTER_KEY')));
   app.get<{ Params: { org: string } }>('/s50/:org', async (req) => {
     const org = req.params.org;
     const rows = await db.read(
@@ -104,23 +108,31 @@ async function bareSelect(db: Db): Promise<FastifyInstance> {
         SELECT ${sql(CUSTOMER_COLUMNS)}, cpr_enc IS NOT NULL AS has_cpr
         FROM customers WHERE organization_id = ${org} ORDER BY id DESC LIMIT 51`,
     );
-    const data = rows.slice(0, 50).map((r) => ({
+    const page = rows.slice(0, 50);
+    const blobs: (Buffer | null)[] = [];
+    for (const r of page) blobs.push(r.email_enc, r.phone_enc);
+    const plain = keyring.decryptMany(blobs);
+    const data = page.map((r, i) => ({
       id: r.id,
       type: r.type,
       name: r.name,
       cvr: r.cvr,
       address: r.address,
-      email: null,
-      phone: null,
+      email: plain[2 * i],
+      phone: plain[2 * i + 1],
       contactPerson: r.contact_person,
       language: r.language,
       externalReference: r.external_reference,
       metadata: r.metadata,
+      ean: r.ean,
+      peppolId: r.peppol_id,
+      vatNumber: r.vat_number,
       hasCpr: r.has_cpr,
       createdAt: r.created_at.toISOString(),
       updatedAt: r.updated_at.toISOString(),
     }));
-    return { data, meta: { nextCursor: null } };
+    const nextCursor = rows.length > 50 ? encodeCursor(keyring, { organizationId: org, list: 'customers', filters: [null, null, null] }, [page[49]!.id]) : null;
+    return { data, meta: { nextCursor } };
   });
   return app;
 }

@@ -211,6 +211,33 @@ describe('customers', () => {
     });
   });
 
+  describe('GET /v1/customers, the page\'s bytes', () => {
+    it('answers each customer in exactly the bytes GET /v1/customers/{id} answers it, and the cursor as given @cluster', async () => {
+      const own = await createTestOrg();
+      for (const body of [
+        full,
+        { ...full, name: 'Only "postal" \\ code', address: { postalCode: '1000' }, metadata: { b: '2', a: '1', '10': 'x' } },
+        { type: 'person', name: 'Ægir Ø 😀', address: { country: 'SE', city: 'Malmö' }, language: 'en', email: 'ægir@søstrene.dk' },
+        { type: 'person', name: 'Bare' },
+      ]) {
+        assert.equal((await call(t.app, 'POST', '/v1/customers', { key: own.apiKey, body })).status, 201);
+      }
+      for (const q of ['', '?limit=2']) {
+        const list = await call(t.app, 'GET', `/v1/customers${q}`, { key: own.apiKey });
+        assert.equal(list.status, 200);
+        const singles = await Promise.all(
+          list.body.data.map((c: { id: string }) => call(t.app, 'GET', `/v1/customers/${c.id}`, { key: own.apiKey })),
+        );
+        const items = singles.map((r) => {
+          assert.ok(r.raw.startsWith('{"data":{') && r.raw.endsWith('},"meta":{}}'), r.raw);
+          return r.raw.slice('{"data":'.length, -',"meta":{}}'.length);
+        });
+        assert.equal(list.raw, `{"data":[${items.join(',')}],"meta":{"nextCursor":${JSON.stringify(list.body.meta.nextCursor)}}}`);
+        assert.equal(list.headers['content-type'], singles[0]!.headers['content-type']);
+      }
+    });
+  });
+
   describe('departments', () => {
     let customerId: string;
     before(async () => {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { createKeyring, parseMasterKey, randomBytesPooled, randomToken } from '../../services/shared/crypto.ts';
+import { createKeyring, parseMasterKey, randomBytesPooled, randomToken, sha256 } from '../../services/shared/crypto.ts';
+import { createBatchDecrypt } from '../../services/shared/batch-decrypt.ts';
 import { decodeCursor, encodeCursor, page } from '../../services/shared/cursor.ts';
 import { DomainError } from '../../services/shared/errors.ts';
 import { isUuid, uuidv7 } from '../../services/shared/ids.ts';
@@ -27,11 +28,63 @@ describe('crypto', () => {
     assert.throws(() => createKeyring(Buffer.alloc(32, 2)).decrypt(keyring.encrypt('secret')));
   });
 
+  it('decrypts a batch exactly as one value at a time: GCM test vectors, every length around the block size, nulls kept in place', () => {
+    // AES-256-GCM test cases 13, 14 and 15 of the GCM specification (96-bit IV, no additional data), in the stored layout.
+    const stored = (iv: string, ct: string, tag: string) => Buffer.concat([Buffer.of(1), Buffer.from(iv + ct + tag, 'hex')]);
+    const zeroKey = createBatchDecrypt(Buffer.alloc(32));
+    assert.deepEqual(
+      zeroKey([
+        stored('0'.repeat(24), '', '530f8afbc74536b9a963b4f1c4cb738b'),
+        null,
+        stored('0'.repeat(24), 'cea7403d4d606b6e074ec5d3baf39d18', 'd0d1c8a799996bf0265b98b5d48ab919'),
+      ]),
+      ['', null, '\u0000'.repeat(16)],
+    );
+    const k15 = 'feffe9928665731c6d6a8f9467308308'.repeat(2);
+    const p15 = 'd9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a721c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b391aafd255';
+    const c15 = '522dc1f099567d07f47f37a32a84427d643a8cdcbfe5c0c97598a2bd2555d1aa8cb08e48590dbb3da7b08b1056828838c5f61e6393ba7a0abcc9f662898015ad';
+    assert.deepEqual(
+      createBatchDecrypt(Buffer.from(k15, 'hex'))([stored('cafebabefacedbaddecaf888', c15, 'b094dac5d93471bdec1a502270e3cc6c')]),
+      [Buffer.from(p15, 'hex').toString('utf8')],
+    );
+
+    // Lengths 0..70 bytes (none, part of, exactly and more than one to four blocks), multi-byte text among them.
+    const texts: (string | null)[] = [];
+    for (let n = 0; n <= 70; n++) texts.push(n % 9 === 4 ? null : 'x'.repeat(n), n % 5 === 0 ? `æøå ${'€'.repeat(n % 7)} 😀 ${n}` : `+45 ${n}`);
+    const blobs = texts.map((t) => (t === null ? null : keyring.encrypt(t)));
+    assert.deepEqual(keyring.decryptMany(blobs), texts);
+    assert.deepEqual(keyring.decryptMany(blobs), blobs.map((b) => (b === null ? null : keyring.decrypt(b))));
+    assert.deepEqual(keyring.decryptMany([]), []);
+    assert.deepEqual(keyring.decryptMany([null, null]), [null, null]);
+  });
+
+  it('refuses the whole batch when any value is tampered with anywhere, from another key, truncated or of an unknown version', () => {
+    const good = ['ida@example.dk', '+45 12 34 56 78'].map((t) => keyring.encrypt(t));
+    const blob = keyring.encrypt('bogholderi@kunde.example.dk');
+    // Every bit of the nonce, the ciphertext and the tag.
+    for (let i = 1; i < blob.length; i++) {
+      for (let bit = 0; bit < 8; bit++) {
+        const bad = Buffer.from(blob);
+        bad[i] = bad[i]! ^ (1 << bit);
+        assert.throws(() => keyring.decryptMany([good[0]!, null, bad, good[1]!]), /unable to authenticate/, `byte ${i} bit ${bit}`);
+      }
+    }
+    assert.throws(() => keyring.decryptMany([good[0]!, createKeyring(Buffer.alloc(32, 2)).encrypt('secret')]), /unable to authenticate/);
+    assert.throws(() => keyring.decryptMany([blob.subarray(0, 28)]), /unable to authenticate/);
+    assert.throws(() => keyring.decryptMany([Buffer.concat([Buffer.of(2), blob.subarray(1)])]), /unknown ciphertext version 2/);
+  });
+
   it('derives a deterministic blind index that depends on kind, value and key', () => {
     assert.deepEqual(keyring.blindIndex('e', 'a@b.dk'), keyring.blindIndex('e', 'a@b.dk'));
     assert.notDeepEqual(keyring.blindIndex('e', 'a@b.dk'), keyring.blindIndex('e', 'A@b.dk'));
     assert.notDeepEqual(keyring.blindIndex('e', 'a@b.dk'), keyring.blindIndex('f', 'a@b.dk'));
     assert.notDeepEqual(keyring.blindIndex('e', 'a@b.dk'), createKeyring(Buffer.alloc(32, 2)).blindIndex('e', 'a@b.dk'));
+  });
+
+  it('hashes text and bytes with SHA-256', () => {
+    assert.equal(sha256('abc').toString('hex'), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    assert.deepEqual(sha256(Buffer.from('abc')), sha256('abc'));
+    assert.equal(sha256('').toString('hex'), 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
   });
 
   it('parses a master key given as hex or base64 and refuses other lengths', () => {

@@ -20,6 +20,7 @@ import { listDepartments } from '../../../customers/list-departments.ts';
 import { deleteDepartment } from '../../../customers/delete-department.ts';
 import { getCustomerBalance } from '../../../customers/get-customer-balance.ts';
 import { mutate } from '../../idempotency.ts';
+import { customerPageJson } from './customer-page-json.ts';
 import type { AppDeps } from '../../app.ts';
 
 const CustomerParams = Type.Object({ customerId: Type.String({ description: 'Customer id (UUID)' }) }, { additionalProperties: false });
@@ -47,11 +48,14 @@ export function customerRoutes(app: FastifyInstance, deps: AppDeps): void {
         response: { 200: ListEnvelope(Customer) },
       },
     },
-    async (req) => {
+    async (req, reply) => {
       const org = req.auth.organizationId;
       const today = req.query.pastDue === undefined ? undefined : await deps.clock.today(org);
       const { items, nextCursor } = await db.read((sql) => listCustomers(sql, keyring, org, req.query, today));
-      return { data: items, meta: { nextCursor } };
+      const page = { data: items, meta: { nextCursor } };
+      // The same bytes as the response schema writes, cheaper; a page it does not vouch for goes through the schema.
+      const json = customerPageJson(page);
+      return json === undefined ? page : reply.type('application/json; charset=utf-8').send(json);
     },
   );
 
