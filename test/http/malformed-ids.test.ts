@@ -23,6 +23,7 @@ const BODIES: Record<string, unknown> = {
   'POST /v1/customers/:customerId/departments': { name: 'Lager' },
   'PUT /v1/invoices/:invoiceId': { customerId: uuidv7(), lines: [{ description: 'Kaffe', quantity: 1, unitPriceOere: 100 }] },
   'POST /v1/invoices/:invoiceId/credit': { reason: 'Fejl' },
+  'POST /v1/invoices/:invoiceId/payment-plan': { installments: [{ dueDate: '2099-01-01', amountOere: 100 }, { dueDate: '2099-02-01', amountOere: 100 }] },
   'POST /v1/webhook-endpoints/:endpointId/replay': { since: '2026-01-01' },
   'POST /v1/invoices/:invoiceId/payments': { amountOere: 100, paymentDate: '2026-01-01' },
   'POST /v1/reminder-flows/:flowKey/versions/:version/activate': { active: true },
